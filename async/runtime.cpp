@@ -1,0 +1,139 @@
+#include <rath/async/runtime.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+
+namespace rath::async {
+
+namespace {
+
+thread_local Runtime* tls_runtime = nullptr;
+
+std::size_t cores() {
+    unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : n;
+}
+
+}  // namespace
+
+Runtime* current_runtime() noexcept { return tls_runtime; }
+
+Runtime::Runtime(RuntimeOptions options)
+    : options_(std::move(options)),
+      blocking_threads_(options_.blocking_threads ? options_.blocking_threads : std::min<std::size_t>(32, cores() + 4)),
+      blocking_(blocking_threads_),
+      io_(static_cast<int>(options_.threads ? options_.threads : cores())) {
+    work_.emplace(io_.get_executor());
+    std::size_t n = options_.threads ? options_.threads : cores();
+    threads_.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        threads_.emplace_back([this, i] {
+            std::string name = options_.name.substr(0, 10) + "-io-" + std::to_string(i);
+            pthread_setname_np(pthread_self(), name.c_str());
+            tls_runtime = this;
+            io_.run();
+            tls_runtime = nullptr;
+        });
+    }
+}
+
+Runtime::~Runtime() { shutdown(); }
+
+Runtime& Runtime::default_runtime() {
+    // Constructed on first use; the static's destructor runs at exit, after main's
+    // own objects are gone, and drains before shutting down (spec §6.1).
+    struct Holder {
+        Runtime rt;
+        ~Holder() {
+            if (!rt.is_shut_down()) {
+                rt.drain(std::chrono::milliseconds(5000));
+                rt.shutdown();
+            }
+        }
+    };
+    static Holder holder;
+    return holder.rt;
+}
+
+void Runtime::check_open() const {
+    if (shut_down_.load(std::memory_order_acquire))
+        throw RuntimeShutdownError("rath Runtime is shut down; cannot submit");
+}
+
+std::uint64_t Runtime::register_task(std::shared_ptr<Task> t) {
+    std::lock_guard lk(tasks_mu_);
+    std::uint64_t id = next_task_++;
+    tasks_.emplace(id, std::move(t));
+    return id;
+}
+
+void Runtime::finish_task(std::uint64_t id) {
+    std::lock_guard lk(tasks_mu_);
+    tasks_.erase(id);
+    if (tasks_.empty()) tasks_cv_.notify_all();
+}
+
+std::size_t Runtime::in_flight() const {
+    std::lock_guard lk(tasks_mu_);
+    return tasks_.size();
+}
+
+std::size_t Runtime::drain(std::chrono::milliseconds timeout) {
+    if (running_in_this_thread()) throw DeadlockError("Runtime::drain() called from one of its own threads");
+    std::unique_lock lk(tasks_mu_);
+    if (tasks_cv_.wait_for(lk, timeout, [&] { return tasks_.empty(); })) return 0;
+    std::vector<std::shared_ptr<Task>> survivors;
+    survivors.reserve(tasks_.size());
+    for (auto& [id, t] : tasks_) survivors.push_back(t);
+    lk.unlock();
+    // A cancellation signal may only be emitted from the context its operation runs
+    // in: each task has its own strand, so emit there.
+    for (auto& t : survivors)
+        boost::asio::post(t->strand, [t] { t->signal.emit(boost::asio::cancellation_type::terminal); });
+    lk.lock();
+    tasks_cv_.wait_for(lk, std::chrono::milliseconds(1000), [&] { return tasks_.empty(); });
+    return survivors.size();
+}
+
+bool Runtime::is_shut_down() const noexcept { return shut_down_.load(std::memory_order_acquire); }
+
+void Runtime::shutdown() {
+    std::lock_guard guard(shutdown_mu_);
+    if (shut_down_.exchange(true)) return;
+    if (running_in_this_thread()) {
+        // Joining ourselves would deadlock; the destructor or another thread finishes.
+        std::fprintf(stderr, "rath: Runtime::shutdown() called from a runtime thread; stopping without join\n");
+        io_.stop();
+        return;
+    }
+    {
+        std::unique_lock lk(tasks_mu_);
+        for (auto& [id, t] : tasks_) {
+            auto task = t;
+            boost::asio::post(task->strand, [task] { task->signal.emit(boost::asio::cancellation_type::terminal); });
+        }
+        // Give cancelled work a moment to unwind cleanly before the loop stops.
+        tasks_cv_.wait_for(lk, std::chrono::milliseconds(500), [&] { return tasks_.empty(); });
+    }
+    work_.reset();
+    io_.stop();
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+    blocking_.stop();
+    blocking_.join();
+    // Whatever never completed will not: tell its readers.
+    std::unordered_map<std::uint64_t, std::shared_ptr<Task>> left;
+    {
+        std::lock_guard lk(tasks_mu_);
+        left.swap(tasks_);
+    }
+    for (auto& [id, t] : left)
+        if (t->fail) t->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation finished")));
+}
+
+}  // namespace rath::async

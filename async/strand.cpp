@@ -1,0 +1,113 @@
+#include <rath/async/strand.hpp>
+
+
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace rath::async {
+
+struct KeyedStrands::Entry {
+    std::string key;
+    strand_type strand;
+    std::size_t leases = 0;
+    bool locked = false;
+    std::deque<detail::Completion> waiters;
+};
+
+struct KeyedStrands::Registry {
+    explicit Registry(executor_type e) : ex(e) {}
+    executor_type ex;
+    std::mutex mu;
+    // Node-based: Entry addresses stay valid until erased.
+    std::unordered_map<std::string, Entry> entries;
+
+    void maybe_erase_locked(Entry* e) {
+        if (e->leases == 0 && !e->locked && e->waiters.empty()) entries.erase(e->key);
+    }
+};
+
+KeyedStrands::KeyedStrands(executor_type ex) : reg_(std::make_shared<Registry>(ex)) {}
+KeyedStrands::~KeyedStrands() = default;
+
+KeyedStrands::Lease KeyedStrands::acquire(std::string_view key) {
+    std::lock_guard lk(reg_->mu);
+    auto it = reg_->entries.find(std::string(key));
+    if (it == reg_->entries.end()) {
+        std::string k(key);
+        it = reg_->entries.emplace(k, Entry{k, boost::asio::make_strand(reg_->ex), 0, false, {}}).first;
+    }
+    ++it->second.leases;
+    return Lease(reg_, &it->second);
+}
+
+std::size_t KeyedStrands::size() const {
+    std::lock_guard lk(reg_->mu);
+    return reg_->entries.size();
+}
+
+KeyedStrands::Lease::Lease(Lease&& o) noexcept
+    : reg_(std::move(o.reg_)), entry_(std::exchange(o.entry_, nullptr)), locked_(std::exchange(o.locked_, false)) {}
+
+KeyedStrands::Lease& KeyedStrands::Lease::operator=(Lease&& o) noexcept {
+    if (this != &o) {
+        release();
+        reg_ = std::move(o.reg_);
+        entry_ = std::exchange(o.entry_, nullptr);
+        locked_ = std::exchange(o.locked_, false);
+    }
+    return *this;
+}
+
+KeyedStrands::Lease::~Lease() { release(); }
+
+const KeyedStrands::strand_type& KeyedStrands::Lease::strand() const {
+    if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
+    return entry_->strand;
+}
+
+const std::string& KeyedStrands::Lease::key() const {
+    if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
+    return entry_->key;
+}
+
+void KeyedStrands::Lease::lock_impl(detail::Completion h) {
+    if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
+    std::unique_lock lk(reg_->mu);
+    if (locked_) throw std::logic_error("KeyedStrands::Lease locked twice");
+    locked_ = true;
+    if (!entry_->locked) {
+        entry_->locked = true;
+        lk.unlock();
+        h.post({});
+    } else {
+        entry_->waiters.push_back(std::move(h));
+    }
+}
+
+void KeyedStrands::Lease::unlock() {
+    if (!entry_ || !locked_) return;
+    std::unique_lock lk(reg_->mu);
+    locked_ = false;
+    if (!entry_->waiters.empty()) {
+        // Hand the lane straight to the next waiter: it stays locked.
+        detail::Completion next = std::move(entry_->waiters.front());
+        entry_->waiters.pop_front();
+        lk.unlock();
+        next.post({});
+    } else {
+        entry_->locked = false;
+    }
+}
+
+void KeyedStrands::Lease::release() noexcept {
+    if (!entry_) return;
+    unlock();
+    std::lock_guard lk(reg_->mu);
+    --entry_->leases;
+    reg_->maybe_erase_locked(entry_);
+    entry_ = nullptr;
+}
+
+}  // namespace rath::async

@@ -1,0 +1,17 @@
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS rath_async rath_net rath_rath EXPORT rathTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rath DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT rathTargets NAMESPACE rath:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rath)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/rathConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/rathConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rath)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/rathConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/rathConfig.cmake ${PROJECT_BINARY_DIR}/rathConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rath)

@@ -1,0 +1,22 @@
+# Compiler flags shared by every target of ours.
+add_library(rath_warnings INTERFACE)
+target_compile_options(rath_warnings INTERFACE -Wall -Wextra -Werror)
+
+add_library(rath_sanitizers INTERFACE)
+if(RATH_SANITIZE AND RATH_TSAN)
+  message(FATAL_ERROR "RATH_SANITIZE and RATH_TSAN are mutually exclusive")
+endif()
+if(RATH_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+if(RATH_TSAN)
+  # GCC warns that atomic_thread_fence is not instrumented; Asio uses fences internally.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan)
+  add_link_options(-fsanitize=thread)
+endif()
+
+# Collects the names of our own targets so that helper functions can tag them.
+function(rath_target_defaults target)
+  target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:rath_warnings>)
+endfunction()

@@ -1,0 +1,155 @@
+#pragma once
+// Runtime: an io_context run by N threads for coroutines, sockets, timers and process
+// I/O, plus a separate pool for blocking work (file I/O, SQLite, fsync). A
+// process-wide default runtime starts on first use and is drained and shut down at
+// exit; users may create their own and pass it explicitly.
+#include <rath/async/error.hpp>
+#include <rath/async/lazy.hpp>
+#include <rath/async/strand.hpp>
+#include <rath/async/this_thread.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <optional>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace rath::async {
+
+struct RuntimeOptions {
+    std::size_t threads = 0;           // io_context threads; 0 = one per core
+    std::size_t blocking_threads = 0;  // blocking pool size; 0 = min(32, cores + 4)
+    std::string name = "rath";         // thread name prefix (visible in top/gdb)
+};
+
+class Runtime {
+public:
+    using executor_type = boost::asio::io_context::executor_type;
+    using blocking_executor_type = boost::asio::thread_pool::executor_type;
+
+    explicit Runtime(RuntimeOptions options = {});
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    // The process-wide runtime: created on first use, drained and shut down at exit.
+    static Runtime& default_runtime();
+
+    executor_type executor() noexcept { return io_.get_executor(); }
+    boost::asio::io_context& io_context() noexcept { return io_; }
+    blocking_executor_type blocking_executor() noexcept { return blocking_.get_executor(); }
+    std::size_t thread_count() const noexcept { return threads_.size(); }
+    std::size_t blocking_thread_count() const noexcept { return blocking_threads_; }
+
+    // True when the calling thread is one of this runtime's io threads.
+    bool running_in_this_thread() const noexcept { return current_runtime() == this; }
+
+    // Resource-keyed lanes: same key runs in order, different keys in parallel.
+    KeyedStrands& strands() noexcept { return strands_; }
+    KeyedStrands::Lease strand_for(std::string_view key) { return strands_.acquire(key); }
+
+    // Starts `op` on its own strand of this runtime and returns its result as a Lazy.
+    // Never blocks. Throws RuntimeShutdownError after shutdown().
+    template <class T>
+    Lazy<T> submit(boost::asio::awaitable<T> op);
+
+    // Runs a blocking callable on the blocking pool and resumes the calling
+    // coroutine on its own executor with the result (or exception).
+    template <class F>
+    static auto async_blocking(blocking_executor_type pool, F f) -> boost::asio::awaitable<std::invoke_result_t<F&>>;
+    template <class F>
+    auto async_blocking(F f) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+        return async_blocking(blocking_executor(), std::move(f));
+    }
+
+    // Number of submitted operations that have not completed yet.
+    std::size_t in_flight() const;
+
+    // Waits up to `timeout` for submitted work to finish, then cancels what is left
+    // and waits briefly for it to unwind. Returns how many operations it cancelled.
+    // Must not be called from a runtime thread.
+    std::size_t drain(std::chrono::milliseconds timeout);
+
+    // Idempotent: cancels outstanding work, stops the threads and joins them. Every
+    // Lazy of work that never finished receives RuntimeShutdownError.
+    void shutdown();
+    bool is_shut_down() const noexcept;
+
+private:
+    struct Task {
+        explicit Task(boost::asio::strand<executor_type> s) : strand(std::move(s)) {}
+        boost::asio::strand<executor_type> strand;
+        boost::asio::cancellation_signal signal;
+        std::function<void(std::exception_ptr)> fail;  // fails the Lazy if never completed
+    };
+    std::uint64_t register_task(std::shared_ptr<Task> t);
+    void finish_task(std::uint64_t id);
+    void check_open() const;
+
+    RuntimeOptions options_;
+    std::size_t blocking_threads_;
+    mutable std::mutex tasks_mu_;
+    std::condition_variable tasks_cv_;
+    std::unordered_map<std::uint64_t, std::shared_ptr<Task>> tasks_;
+    std::uint64_t next_task_ = 0;
+    std::atomic<bool> shut_down_{false};
+    std::mutex shutdown_mu_;
+    std::vector<std::thread> threads_;
+    boost::asio::thread_pool blocking_;
+    // Declared last so that pending handlers (and coroutine frames) are destroyed
+    // first, while everything they may touch still exists.
+    boost::asio::io_context io_;
+    KeyedStrands strands_{io_.get_executor()};
+    std::optional<boost::asio::executor_work_guard<executor_type>> work_;
+};
+
+template <class T>
+Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
+    check_open();
+    Lazy<T> result;
+    auto task = std::make_shared<Task>(boost::asio::make_strand(io_));
+    task->fail = [result](std::exception_ptr e) mutable { result.try_set_exception(std::move(e)); };
+    std::uint64_t id = register_task(task);
+    auto on_done = [this, id, result](std::exception_ptr e, auto... v) mutable {
+        if (e)
+            result.try_set_exception(std::move(e));
+        else if constexpr (sizeof...(v) == 0)
+            result.try_set_value();
+        else
+            result.try_set_value(std::move(v)...);
+        finish_task(id);
+    };
+    boost::asio::co_spawn(task->strand, std::move(op),
+                          boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
+    return result;
+}
+
+template <class F>
+auto Runtime::async_blocking(blocking_executor_type pool, F f) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+    using R = std::invoke_result_t<F&>;
+    // co_spawn onto the pool; the completion comes back through the awaiting
+    // coroutine's own executor, so the caller resumes where it was.
+    co_return co_await boost::asio::co_spawn(
+        pool, [f = std::move(f)]() mutable -> boost::asio::awaitable<R> { co_return f(); },
+        boost::asio::use_awaitable);
+}
+
+}  // namespace rath::async

@@ -1,0 +1,9 @@
+#pragma once
+#include <string_view>
+
+namespace rath {
+
+// The library version, "MAJOR.MINOR.PATCH".
+std::string_view version() noexcept;
+
+}  // namespace rath
