@@ -1,0 +1,130 @@
+#pragma once
+// The Backend interface (backend_tools.md §1.2, §1.4) and the Sandbox handle with its
+// domain reference count (§1.5). A backend is a process-wide singleton per name
+// (registry.hpp); a Sandbox is one opened environment, shared by sessions through
+// acquire()/release().
+#include <rath/async/runtime.hpp>
+#include <rath/backend/error.hpp>
+#include <rath/backend/payload.hpp>
+#include <rath/backend/result.hpp>
+#include <rath/backend/spec.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rath::backend {
+
+class Backend;
+class Sandbox;
+using SandboxPtr = std::shared_ptr<Sandbox>;
+
+enum class IsolationLevel { process, container, microvm, vm };
+std::string_view to_string(IsolationLevel) noexcept;
+
+enum class BackendCapability { per_task_image, network_isolation, host_docker, compose };
+
+struct Capabilities {
+    IsolationLevel isolation = IsolationLevel::process;
+    bool supports_command = true;
+    bool supports_filesystem = true;
+    bool supports_code_interpreter = true;
+    std::optional<int> cold_start_ms_p50;
+    std::optional<int> max_sandboxes;
+    std::set<BackendCapability> features;
+    bool operator==(const Capabilities&) const = default;
+};
+
+// One opened sandbox. The domain refcount is separate from the shared_ptr count:
+// dropping the last shared_ptr never closes anything; release() reaching zero does.
+class Sandbox : public std::enable_shared_from_this<Sandbox> {
+public:
+    Sandbox(Backend& backend, std::string handle, SandboxSpec spec);
+    virtual ~Sandbox();
+    Sandbox(const Sandbox&) = delete;
+    Sandbox& operator=(const Sandbox&) = delete;
+
+    Backend& backend() const noexcept { return *backend_; }
+    std::string_view backend_name() const noexcept;
+    // Workspace path for local backends, the remote id for remote ones.
+    const std::string& handle() const noexcept { return handle_; }
+    const SandboxSpec& spec() const noexcept { return spec_; }
+    bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    int refcount() const noexcept { return refs_.load(std::memory_order_acquire); }
+
+    // +1; throws BackendSandboxClosed on a closed sandbox (check and increment are one step).
+    SandboxPtr acquire();
+    // -1 (no-op when closed); at zero the backend closes it, outside any lock. On a
+    // runtime thread the close is asynchronous (never blocks an io thread).
+    void release();
+
+    // Dispatch through the backend; throws BackendSandboxClosed when closed.
+    boost::asio::awaitable<DispatchResult> async_dispatch(Payload p);
+    DispatchResult dispatch(Payload p);
+
+    // Backends call this from their close path; returns false if it was already closed.
+    bool mark_closed() noexcept { return !closed_.exchange(true, std::memory_order_acq_rel); }
+
+private:
+    Backend* backend_;
+    std::string handle_;
+    SandboxSpec spec_;
+    std::atomic<int> refs_{0};
+    std::atomic<bool> closed_{false};
+};
+
+// RAII acquire/release (`with sb:`).
+class SandboxGuard {
+public:
+    explicit SandboxGuard(SandboxPtr sb) : sb_(sb->acquire()) {}
+    ~SandboxGuard() {
+        if (sb_) sb_->release();
+    }
+    SandboxGuard(const SandboxGuard&) = delete;
+    SandboxGuard& operator=(const SandboxGuard&) = delete;
+    const SandboxPtr& get() const noexcept { return sb_; }
+
+private:
+    SandboxPtr sb_;
+};
+
+class Backend {
+public:
+    explicit Backend(std::string name, rath::async::Runtime* runtime = nullptr);
+    virtual ~Backend();
+    Backend(const Backend&) = delete;
+    Backend& operator=(const Backend&) = delete;
+
+    const std::string& name() const noexcept { return name_; }
+    rath::async::Runtime& runtime() const noexcept;
+
+    virtual Capabilities capabilities() const = 0;
+    // Payload type names this backend handles (informational; dispatch does not check it).
+    virtual std::vector<std::string> supported_calls() const;
+    // Open sandboxes this instance tracks.
+    virtual std::size_t sandbox_count() const = 0;
+
+    // A fresh sandbox with refcount 0 (opening never reuses one).
+    virtual boost::asio::awaitable<SandboxPtr> async_open(std::optional<SandboxSpec> spec) = 0;
+    // Idempotent; closes whatever the refcount.
+    virtual boost::asio::awaitable<void> async_close(SandboxPtr sb) = 0;
+    // A closed sandbox yields a `sandbox_closed` failure value (not an exception).
+    virtual boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) = 0;
+
+    // Sync facades: block the calling thread; throw rath::async::DeadlockError on a runtime thread.
+    SandboxPtr open(std::optional<SandboxSpec> spec = std::nullopt);
+    void close(SandboxPtr sb);
+    DispatchResult dispatch(SandboxPtr sb, Payload p);
+
+private:
+    std::string name_;
+    rath::async::Runtime* runtime_;
+};
+
+}  // namespace rath::backend

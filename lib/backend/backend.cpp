@@ -1,0 +1,100 @@
+#include <rath/async/block_on.hpp>
+#include <rath/backend/backend.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <cstdio>
+
+namespace rath::backend {
+
+std::string_view to_string(IsolationLevel l) noexcept {
+    switch (l) {
+        case IsolationLevel::process: return "process";
+        case IsolationLevel::container: return "container";
+        case IsolationLevel::microvm: return "microvm";
+        case IsolationLevel::vm: return "vm";
+    }
+    return "process";
+}
+
+Sandbox::Sandbox(Backend& backend, std::string handle, SandboxSpec spec)
+    : backend_(&backend), handle_(std::move(handle)), spec_(std::move(spec)) {}
+
+Sandbox::~Sandbox() = default;
+
+std::string_view Sandbox::backend_name() const noexcept { return backend_->name(); }
+
+SandboxPtr Sandbox::acquire() {
+    // The closed check and the increment are one step: a concurrent close either
+    // happens before (we throw) or after (it sees our reference... and closes anyway,
+    // as backend.close() is a forced close by definition).
+    int n = refs_.load(std::memory_order_acquire);
+    for (;;) {
+        if (closed()) throw BackendSandboxClosed(handle_);
+        if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) break;
+    }
+    if (closed()) {
+        refs_.fetch_sub(1, std::memory_order_acq_rel);
+        throw BackendSandboxClosed(handle_);
+    }
+    return shared_from_this();
+}
+
+void Sandbox::release() {
+    if (closed()) return;
+    int after = refs_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if (after > 0) return;
+    auto self = shared_from_this();
+    if (rath::async::on_runtime_thread()) {
+        // Never block an io thread on the close path (session.md §10.2 pitfall 4).
+        boost::asio::co_spawn(backend_->runtime().executor(), backend_->async_close(self),
+                              [self](std::exception_ptr e) {
+                                  if (e) {
+                                      try {
+                                          std::rethrow_exception(e);
+                                      } catch (const std::exception& ex) {
+                                          std::fprintf(stderr, "rath: closing sandbox '%s' failed: %s\n",
+                                                       self->handle().c_str(), ex.what());
+                                      }
+                                  }
+                              });
+    } else {
+        backend_->close(self);
+    }
+}
+
+boost::asio::awaitable<DispatchResult> Sandbox::async_dispatch(Payload p) {
+    if (closed()) throw BackendSandboxClosed(handle_);
+    co_return co_await backend_->async_dispatch(shared_from_this(), std::move(p));
+}
+
+DispatchResult Sandbox::dispatch(Payload p) {
+    if (closed()) throw BackendSandboxClosed(handle_);
+    return backend_->dispatch(shared_from_this(), std::move(p));
+}
+
+Backend::Backend(std::string name, rath::async::Runtime* runtime) : name_(std::move(name)), runtime_(runtime) {}
+
+Backend::~Backend() = default;
+
+rath::async::Runtime& Backend::runtime() const noexcept {
+    return runtime_ ? *runtime_ : rath::async::Runtime::default_runtime();
+}
+
+std::vector<std::string> Backend::supported_calls() const {
+    return {"BackendToolCommandRun", "BackendToolFilesRead",   "BackendToolFilesWrite",
+            "BackendToolFilesList",  "BackendToolFilesExists", "BackendToolCodeRun"};
+}
+
+SandboxPtr Backend::open(std::optional<SandboxSpec> spec) {
+    return rath::async::block_on(runtime(), async_open(std::move(spec)));
+}
+
+void Backend::close(SandboxPtr sb) { rath::async::block_on(runtime(), async_close(std::move(sb))); }
+
+DispatchResult Backend::dispatch(SandboxPtr sb, Payload p) {
+    return rath::async::block_on(runtime(), async_dispatch(std::move(sb), std::move(p)));
+}
+
+}  // namespace rath::backend
