@@ -13,7 +13,7 @@ struct KeyedStrands::Entry {
     strand_type strand;
     std::size_t leases = 0;
     bool locked = false;
-    std::deque<detail::Completion> waiters;
+    std::deque<Lazy<void>> waiters;
 };
 
 struct KeyedStrands::Registry {
@@ -48,7 +48,10 @@ std::size_t KeyedStrands::size() const {
 }
 
 KeyedStrands::Lease::Lease(Lease&& o) noexcept
-    : reg_(std::move(o.reg_)), entry_(std::exchange(o.entry_, nullptr)), locked_(std::exchange(o.locked_, false)) {}
+    : reg_(std::move(o.reg_)),
+      entry_(std::exchange(o.entry_, nullptr)),
+      locked_(std::exchange(o.locked_, false)),
+      ticket_(std::exchange(o.ticket_, std::nullopt)) {}
 
 KeyedStrands::Lease& KeyedStrands::Lease::operator=(Lease&& o) noexcept {
     if (this != &o) {
@@ -56,6 +59,7 @@ KeyedStrands::Lease& KeyedStrands::Lease::operator=(Lease&& o) noexcept {
         reg_ = std::move(o.reg_);
         entry_ = std::exchange(o.entry_, nullptr);
         locked_ = std::exchange(o.locked_, false);
+        ticket_ = std::exchange(o.ticket_, std::nullopt);
     }
     return *this;
 }
@@ -72,30 +76,45 @@ const std::string& KeyedStrands::Lease::key() const {
     return entry_->key;
 }
 
-void KeyedStrands::Lease::lock_impl(detail::Completion h) {
+Lazy<void> KeyedStrands::Lease::request_lock() {
     if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
-    std::unique_lock lk(reg_->mu);
+    Lazy<void> granted;
+    std::lock_guard lk(reg_->mu);
     if (locked_) throw std::logic_error("KeyedStrands::Lease locked twice");
     locked_ = true;
+    ticket_ = granted;
     if (!entry_->locked) {
         entry_->locked = true;
-        lk.unlock();
-        h.post({});
+        granted.set_value();
     } else {
-        entry_->waiters.push_back(std::move(h));
+        entry_->waiters.push_back(granted);
     }
+    return granted;
 }
 
 void KeyedStrands::Lease::unlock() {
     if (!entry_ || !locked_) return;
     std::unique_lock lk(reg_->mu);
     locked_ = false;
+    Lazy<void> ticket = std::move(*ticket_);
+    ticket_.reset();
+    if (!ticket.ready()) {
+        // Still queued (the waiter went away before its turn): leave the queue, the
+        // lane is someone else's.
+        auto& q = entry_->waiters;
+        for (auto it = q.begin(); it != q.end(); ++it)
+            if (it->same_as(ticket)) {
+                q.erase(it);
+                break;
+            }
+        return;
+    }
     if (!entry_->waiters.empty()) {
         // Hand the lane straight to the next waiter: it stays locked.
-        detail::Completion next = std::move(entry_->waiters.front());
+        Lazy<void> next = std::move(entry_->waiters.front());
         entry_->waiters.pop_front();
         lk.unlock();
-        next.post({});
+        next.set_value();
     } else {
         entry_->locked = false;
     }

@@ -1,6 +1,11 @@
 # Compiler flags shared by every target of ours.
 add_library(rath_warnings INTERFACE)
 target_compile_options(rath_warnings INTERFACE -Wall -Wextra -Werror)
+# GCC 12 reports bogus -Wstringop-overflow / -Wrestrict / -Warray-bounds inside libstdc++'s std::string
+# at -O2/-O3 (GCC PR 105329, 105651); they fire on plain string concatenation.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(rath_warnings INTERFACE -Wno-stringop-overflow -Wno-restrict -Wno-array-bounds)
+endif()
 
 add_library(rath_sanitizers INTERFACE)
 if(RATH_SANITIZE AND RATH_TSAN)

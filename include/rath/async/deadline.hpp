@@ -1,11 +1,14 @@
 #pragma once
 // Deadlines through Asio cancellation: the operation and a timer race; whichever
 // finishes first cancels the other (terminal cancellation through the operation's
-// slot), and an expired deadline surfaces as TimeoutError.
+// slot), and an expired deadline surfaces as TimeoutError. T must be default
+// constructible (co_spawn's completion carries a T even on failure).
 #include <rath/async/error.hpp>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,7 +16,6 @@
 #include <chrono>
 #include <string>
 #include <type_traits>
-#include <variant>
 
 namespace rath::async {
 
@@ -23,14 +25,33 @@ inline boost::asio::awaitable<void> async_sleep(std::chrono::steady_clock::durat
     co_await t.async_wait(boost::asio::use_awaitable);
 }
 
+// The operation's own failure passes through unchanged; only the timer winning is a
+// timeout. (Asio's `||` operator waits for the first *success*, which would turn a
+// quick failure into a timeout, so this races with a parallel group instead.)
 template <class T>
 boost::asio::awaitable<T> with_deadline(boost::asio::awaitable<T> op, std::chrono::steady_clock::time_point deadline,
                                         std::string what = "operation") {
-    using namespace boost::asio::experimental::awaitable_operators;
-    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, deadline);
-    auto r = co_await (std::move(op) || timer.async_wait(boost::asio::use_awaitable));
-    if (r.index() == 1) throw TimeoutError(what + " timed out");
-    if constexpr (!std::is_void_v<T>) co_return std::get<0>(std::move(r));
+    namespace asio = boost::asio;
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer timer(ex, deadline);
+    if constexpr (std::is_void_v<T>) {
+        auto [order, op_error, timer_ec] =
+            co_await asio::experimental::make_parallel_group(asio::co_spawn(ex, std::move(op), asio::deferred),
+                                                             timer.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+        (void)timer_ec;
+        if (order[0] != 0) throw TimeoutError(what + " timed out");
+        if (op_error) std::rethrow_exception(op_error);
+    } else {
+        auto [order, op_error, value, timer_ec] =
+            co_await asio::experimental::make_parallel_group(asio::co_spawn(ex, std::move(op), asio::deferred),
+                                                             timer.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+        (void)timer_ec;
+        if (order[0] != 0) throw TimeoutError(what + " timed out");
+        if (op_error) std::rethrow_exception(op_error);
+        co_return std::move(value);
+    }
 }
 
 template <class T, class Rep, class Period>

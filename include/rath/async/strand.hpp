@@ -6,7 +6,7 @@
 // A strand alone serializes handlers, not whole multi-step operations (a coroutine
 // that suspends lets the next one in). Lease::async_lock gives the stronger
 // guarantee tools need: one operation at a time per key, in arrival order.
-#include <rath/async/detail/completion.hpp>
+#include <rath/async/lazy.hpp>
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,37 +51,43 @@ public:
         const std::string& key() const;
         explicit operator bool() const noexcept { return entry_ != nullptr; }
 
-        // Completes when this caller owns the key's lane (FIFO). Pair with unlock().
-        template <class Token>
-        auto async_lock(Token&& token) {
-            return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-                [this](auto handler) { lock_impl(detail::Completion(std::move(handler))); }, token);
-        }
+        // Takes a place in the key's lane queue now (call order is queue order) and
+        // returns a value that becomes ready when this caller owns the lane. Pair with unlock().
+        Lazy<void> request_lock();
+        // request_lock() and wait for the grant.
+        boost::asio::awaitable<void> async_lock() { co_await request_lock().async_get(); }
         // Passes the lane to the next waiter (or frees it).
         void unlock();
 
     private:
         friend class KeyedStrands;
         Lease(std::shared_ptr<Registry> reg, Entry* e) : reg_(std::move(reg)), entry_(e) {}
-        void lock_impl(detail::Completion c);
         void release() noexcept;
         std::shared_ptr<Registry> reg_;
         Entry* entry_ = nullptr;
         bool locked_ = false;
+        std::optional<Lazy<void>> ticket_;  // our place in the queue while locked_
     };
 
     Lease acquire(std::string_view key);
 
     // Runs `op` on the key's strand with exclusive use of its lane: operations with
-    // the same key run one at a time in the order they got here; different keys run
-    // in parallel.
+    // the same key run one at a time in the order async_run was *called* (the place in
+    // the queue is taken before the returned awaitable is first resumed); different
+    // keys run in parallel.
     template <class T>
-    boost::asio::awaitable<T> async_run(std::string key, boost::asio::awaitable<T> op);
+    boost::asio::awaitable<T> async_run(std::string_view key, boost::asio::awaitable<T> op) {
+        Lease lease = acquire(key);
+        Lazy<void> granted = lease.request_lock();
+        return run_granted(std::move(lease), std::move(granted), std::move(op));
+    }
 
     // Keys currently held or queued (for tests and metrics).
     std::size_t size() const;
 
 private:
+    template <class T>
+    static boost::asio::awaitable<T> run_granted(Lease lease, Lazy<void> granted, boost::asio::awaitable<T> op);
     std::shared_ptr<Registry> reg_;
 };
 
@@ -92,10 +99,9 @@ struct LaneUnlock {
 }  // namespace detail
 
 template <class T>
-boost::asio::awaitable<T> KeyedStrands::async_run(std::string key, boost::asio::awaitable<T> op) {
-    Lease lease = acquire(key);
-    co_await lease.async_lock(boost::asio::use_awaitable);
+boost::asio::awaitable<T> KeyedStrands::run_granted(Lease lease, Lazy<void> granted, boost::asio::awaitable<T> op) {
     detail::LaneUnlock guard{&lease};
+    co_await granted.async_get();
     co_return co_await boost::asio::co_spawn(lease.strand(), std::move(op), boost::asio::use_awaitable);
 }
 
