@@ -87,6 +87,11 @@ std::vector<std::string> Backend::supported_calls() const {
             "BackendToolFilesList",  "BackendToolFilesExists", "BackendToolCodeRun"};
 }
 
+SandboxPtr Backend::attach(const std::string& remote_id, std::optional<SandboxSpec>) {
+    throw BackendError("backend '" + name_ + "' does not support reattach (no .attach(remote_id) method); cannot reuse remote_id '" +
+                       remote_id + "'");
+}
+
 SandboxPtr Backend::open(std::optional<SandboxSpec> spec) {
     return rath::async::block_on(runtime(), async_open(std::move(spec)));
 }

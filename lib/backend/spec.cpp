@@ -7,21 +7,27 @@ namespace rath::backend {
 
 namespace json = boost::json;
 
+// Every key is written, unset ones as null (backend_tools.md §5.2); empty collections
+// stay empty (upstream behaviour).
 json::object SandboxSpec::to_json() const {
     json::object o;
-    if (image) o["image"] = *image;
+    o["image"] = image ? json::value(*image) : json::value(nullptr);
     if (entrypoint) {
         json::array a;
         for (auto& e : *entrypoint) a.emplace_back(e);
         o["entrypoint"] = std::move(a);
+    } else {
+        o["entrypoint"] = nullptr;
     }
     if (env) {
         json::object e;
         for (auto& [k, v] : *env) e[k] = v;
         o["env"] = std::move(e);
+    } else {
+        o["env"] = nullptr;
     }
-    if (timeout) o["timeout"] = timeout->count();
-    if (working_dir) o["working_dir"] = *working_dir;
+    o["timeout_seconds"] = timeout ? json::value(timeout->count()) : json::value(nullptr);
+    o["working_dir"] = working_dir ? json::value(*working_dir) : json::value(nullptr);
     return o;
 }
 
@@ -59,7 +65,7 @@ SandboxSpec SandboxSpec::from_json(const json::value& v) {
                 }
                 s.env = std::move(env);
             }
-        } else if (key == "timeout") {
+        } else if (key == "timeout_seconds" || key == "timeout") {  // "timeout": early rath writers
             if (!val.is_null()) {
                 if (!val.is_number()) throw bad(key, "a number of seconds or null");
                 s.timeout = std::chrono::duration<double>(val.to_number<double>());

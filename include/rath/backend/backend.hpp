@@ -117,6 +117,11 @@ public:
     // A closed sandbox yields a `sandbox_closed` failure value (not an exception).
     virtual boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) = 0;
 
+    // Reattaching to an existing remote sandbox by its remote id (backend_tools.md
+    // §5.4); remote backends override both. The default refuses.
+    virtual bool supports_attach() const { return false; }
+    virtual SandboxPtr attach(const std::string& remote_id, std::optional<SandboxSpec> spec = std::nullopt);
+
     // Sync facades: block the calling thread; throw rath::async::DeadlockError on a runtime thread.
     SandboxPtr open(std::optional<SandboxSpec> spec = std::nullopt);
     void close(SandboxPtr sb);

@@ -9,8 +9,8 @@ namespace rath::backend {
 
 struct CommandResult {
     int exit_code = 0;
-    std::string stdout_data;  // bytes
-    std::string stderr_data;  // bytes
+    std::string stdout_data{};  // bytes
+    std::string stderr_data{};  // bytes
     double elapsed_ms = 0;
     bool stdout_truncated = false;  // output beyond the configured cap was drained and dropped
     bool stderr_truncated = false;
@@ -18,20 +18,20 @@ struct CommandResult {
 };
 
 struct FileContent {
-    std::string data;     // text when an encoding was requested, else raw bytes
+    std::string data{};     // text when an encoding was requested, else raw bytes
     bool is_text = true;  // false when read with encoding = nullopt
     bool operator==(const FileContent&) const = default;
 };
 
 struct FileEntry {
-    std::string name;
-    std::string path;
+    std::string name{};
+    std::string path{};
     bool is_dir = false;
     bool operator==(const FileEntry&) const = default;
 };
 
 struct FileEntries {
-    std::vector<FileEntry> entries;  // sorted by name (code-point order)
+    std::vector<FileEntry> entries{};  // sorted by name (code-point order)
     bool operator==(const FileEntries&) const = default;
 };
 
@@ -41,10 +41,10 @@ struct FileWriteResult {
 };
 
 struct CodeResult {
-    std::optional<std::string> text;  // value of the last expression (local: always null)
-    std::string stdout_data;
-    std::string stderr_data;
-    std::optional<std::string> error;
+    std::optional<std::string> text{};  // value of the last expression (local: always null)
+    std::string stdout_data{};
+    std::string stderr_data{};
+    std::optional<std::string> error{};
     bool operator==(const CodeResult&) const = default;
 };
 
@@ -52,9 +52,9 @@ struct CodeResult {
 // ("sandbox_closed", "unsupported_tool", "timeout", "os_error", "unexpected",
 // "file_not_found", "path_violation", "tool_execution_exception", "tool_policy_denied", ...).
 struct ToolExecutionFailure {
-    std::string kind;
-    std::string message;
-    std::optional<std::string> detail;
+    std::string kind{};
+    std::string message{};
+    std::optional<std::string> detail{};
     bool operator==(const ToolExecutionFailure&) const = default;
 };
 

@@ -11,11 +11,11 @@
 namespace rath::backend {
 
 struct SandboxSpec {
-    std::optional<std::string> image;                       // container image (local ignores it)
-    std::optional<std::vector<std::string>> entrypoint;     // container entry process
-    std::optional<std::map<std::string, std::string>> env;  // sandbox-level environment
-    std::optional<std::chrono::duration<double>> timeout;   // sandbox lifetime (remote backends)
-    std::optional<std::string> working_dir;                 // local: the workspace directory
+    std::optional<std::string> image{};                       // container image (local ignores it)
+    std::optional<std::vector<std::string>> entrypoint{};     // container entry process
+    std::optional<std::map<std::string, std::string>> env{};  // sandbox-level environment
+    std::optional<std::chrono::duration<double>> timeout{};   // sandbox lifetime (remote backends)
+    std::optional<std::string> working_dir{};                 // local: the workspace directory
 
     bool operator==(const SandboxSpec&) const = default;
 
@@ -26,8 +26,9 @@ struct SandboxSpec {
         return s;
     }
 
-    // The spec JSON shared with the session header (backend_tools.md §5.2): only the
-    // fields that are set, timeout in seconds.
+    // The spec JSON shared with the session header (backend_tools.md §5.2): all five
+    // keys ("image", "entrypoint", "env", "timeout_seconds", "working_dir"), unset
+    // ones as null. from_json also accepts the key "timeout".
     boost::json::object to_json() const;
     // Throws rath::backend::BackendError naming the offending key on a malformed object.
     static SandboxSpec from_json(const boost::json::value& v);

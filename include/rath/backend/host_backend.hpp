@@ -1,0 +1,78 @@
+#pragma once
+// Shared machinery of the backends that run on this host (`local`, `trusted-host`,
+// `bwrap`): per-sandbox workspace directories, asynchronous child processes,
+// filesystem payloads on the blocking pool (backend_tools.md §3).
+#include <rath/backend/backend.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rath::backend {
+
+// How a command's environment is built from the runtime's own.
+enum class EnvMode {
+    inherit,             // the whole parent environment (Python's baseline)
+    scrub_credentials,   // the parent environment minus names matching credential_patterns
+    allowlist,           // only the names in env_allow
+};
+
+struct HostOptions {
+    bool confine_paths = true;  // false only for trusted-host
+    EnvMode env_mode = EnvMode::scrub_credentials;
+    // fnmatch patterns of variable names that never reach a command (scrub mode).
+    std::vector<std::string> credential_patterns = {"*_API_KEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY",
+                                                    "*_PASSWORD", "*_ACCESS_KEY_ID", "*_SECRET_ACCESS_KEY"};
+    // scrub mode: names kept even when they match a pattern; allowlist mode: the names passed.
+    std::vector<std::string> env_allow = {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER",
+                                          "LOGNAME", "SHELL", "TMPDIR"};
+    std::size_t max_output_bytes = std::size_t{16} << 20;  // per stream; the rest is drained
+    // Applied to command and code runs whose payload has no timeout (nullopt: none).
+    std::optional<double> default_timeout = 600.0;
+    std::string python = "python3";                       // interpreter for CodeRun
+    std::size_t max_read_bytes = std::size_t{256} << 20;  // FilesRead larger than this fails
+};
+
+class HostBackend : public Backend {
+public:
+    HostBackend(std::string name, HostOptions options, rath::async::Runtime* runtime = nullptr);
+    ~HostBackend() override;
+
+    std::size_t sandbox_count() const override;
+    boost::asio::awaitable<SandboxPtr> async_open(std::optional<SandboxSpec> spec) override;
+    boost::asio::awaitable<void> async_close(SandboxPtr sb) override;
+    boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) override;
+
+    HostOptions options() const;
+    // Replaces the options for calls that start afterwards.
+    void set_options(HostOptions options);
+
+protected:
+    // What to spawn for a command: argv and environment prepared by the base,
+    // `cwd_fd` the workspace-confined working directory (owned by the base).
+    struct CommandPlan {
+        std::vector<std::string> argv;
+        std::vector<std::string> env;
+        int cwd_fd = -1;
+        std::string cwd_rel;     // relative to the workspace root ("" = root)
+        std::string workspace;   // the workspace's real host path
+    };
+    // Hook for sandboxing wrappers (bwrap); the default runs the command as is.
+    virtual void wrap_command(CommandPlan& plan) const;
+    // Extra absolute prefixes that name the workspace root (bwrap: "/workspace").
+    virtual std::vector<std::string> workspace_aliases() const { return {}; }
+
+private:
+    boost::asio::awaitable<DispatchResult> run_command(SandboxPtr sb, CommandRun c);
+    boost::asio::awaitable<DispatchResult> run_code(SandboxPtr sb, CodeRun c);
+
+    mutable std::mutex mu_;
+    HostOptions options_;
+    std::set<const Sandbox*> open_;
+};
+
+}  // namespace rath::backend

@@ -1,0 +1,479 @@
+#include <rath/backend/decode.hpp>
+#include <rath/backend/host_backend.hpp>
+
+#include "lib/backend/blocking.hpp"
+#include "lib/backend/process.hpp"
+#include "lib/backend/workspace.hpp"
+#include "lib/core/pyrepr.hpp"
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <dirent.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <fnmatch.h>
+#include <map>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rath::backend {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using detail::Located;
+using detail::Workspace;
+using rath::async::Runtime;
+using rath::detail::pyrepr;
+
+namespace {
+
+class HostSandbox final : public Sandbox {
+public:
+    HostSandbox(Backend& b, std::string handle, SandboxSpec spec, std::shared_ptr<Workspace> ws, bool owned)
+        : Sandbox(b, std::move(handle), std::move(spec)), ws_(std::move(ws)), owned_(owned) {}
+    Workspace& ws() const noexcept { return *ws_; }
+    bool owned() const noexcept { return owned_; }
+
+private:
+    std::shared_ptr<Workspace> ws_;  // the root descriptor lives as long as the handle
+    bool owned_;
+};
+
+struct FdGuard {
+    int fd;
+    ~FdGuard() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+std::string random_hex32() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string s;
+    for (int i = 0; i < 2; ++i) {
+        auto v = rng();
+        for (int k = 0; k < 16; ++k) s += hex[(v >> (4 * k)) & 15];
+    }
+    return s;
+}
+
+std::string temp_root() {
+    const char* t = std::getenv("TMPDIR");
+    return (t && *t) ? t : "/tmp";
+}
+
+bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
+    for (auto& p : patterns)
+        if (::fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+    return false;
+}
+
+std::vector<std::string> build_env(const HostOptions& o, const std::optional<std::map<std::string, std::string>>& extra) {
+    std::map<std::string, std::string> m;
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        auto eq = kv.find('=');
+        if (eq == std::string_view::npos || eq == 0) continue;
+        std::string k(kv.substr(0, eq));
+        bool keep = true;
+        switch (o.env_mode) {
+            case EnvMode::inherit: break;
+            case EnvMode::scrub_credentials:
+                keep = !matches_any(k, o.credential_patterns) ||
+                       std::find(o.env_allow.begin(), o.env_allow.end(), k) != o.env_allow.end();
+                break;
+            case EnvMode::allowlist: keep = std::find(o.env_allow.begin(), o.env_allow.end(), k) != o.env_allow.end(); break;
+        }
+        if (keep) m.emplace(std::move(k), std::string(kv.substr(eq + 1)));
+    }
+    if (extra)
+        for (auto& [k, v] : *extra) m[k] = v;  // what the caller asked for explicitly wins
+    std::vector<std::string> out;
+    out.reserve(m.size());
+    for (auto& [k, v] : m) out.push_back(k + "=" + v);
+    return out;
+}
+
+bool is_cancellation(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const boost::system::system_error& se) {
+        return se.code() == asio::error::operation_aborted;
+    } catch (...) {
+        return false;
+    }
+}
+
+DispatchResult files_read(const HostSandbox& sb, const FilesRead& p, std::size_t max_bytes) {
+    auto loc = sb.ws().locate(p.path);
+    if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
+    auto& l = std::get<Located>(loc);
+    int fd = sb.ws().open(l.rel, O_RDONLY);
+    if (fd < 0) {
+        if (detail::is_escape_errno(-fd)) return sb.ws().violation(p.path);
+        if (-fd == ENOENT) {
+            auto f = detail::os_failure(ENOENT, l.display, "file_not_found");
+            f.detail = l.display;
+            return f;
+        }
+        return detail::os_failure(-fd, l.display);
+    }
+    FdGuard g{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return detail::os_failure(errno, l.display);
+    if (S_ISDIR(st.st_mode)) return detail::os_failure(EISDIR, l.display);
+    std::string data;
+    if (S_ISREG(st.st_mode)) {
+        if (static_cast<std::size_t>(st.st_size) > max_bytes)
+            return ToolExecutionFailure{"os_error",
+                                        "file " + pyrepr(l.display) + " is " + std::to_string(st.st_size) +
+                                            " bytes, over the read limit of " + std::to_string(max_bytes),
+                                        "OSError"};
+        data.reserve(static_cast<std::size_t>(st.st_size));
+    }
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return detail::os_failure(errno, l.display);
+        }
+        if (n == 0) break;
+        data.append(buf, static_cast<std::size_t>(n));
+        if (data.size() > max_bytes)
+            return ToolExecutionFailure{"os_error", "file " + pyrepr(l.display) + " exceeds the read limit of " +
+                                                        std::to_string(max_bytes) + " bytes",
+                                        "OSError"};
+    }
+    if (!p.encoding) return FileContent{std::move(data), false};
+    DecodeError err;
+    auto text = decode_text(data, *p.encoding, true, &err);
+    if (!text)
+        return ToolExecutionFailure{"decode_error", err.message,
+                                    err.message.rfind("unknown encoding", 0) == 0 ? "LookupError" : "UnicodeDecodeError"};
+    return FileContent{std::move(*text), true};
+}
+
+DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p) {
+    auto loc = sb.ws().locate(p.path);
+    if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
+    auto& l = std::get<Located>(loc);
+    std::string base;
+    int pfd = sb.ws().open_parent(l.rel, true, base);
+    if (pfd < 0) {
+        if (detail::is_escape_errno(-pfd)) return sb.ws().violation(p.path);
+        return detail::os_failure(-pfd, l.display);
+    }
+    ::close(pfd);
+    if (base.empty()) return detail::os_failure(EISDIR, l.display);
+    int fd = sb.ws().open(l.rel, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        if (detail::is_escape_errno(-fd)) return sb.ws().violation(p.path);
+        return detail::os_failure(-fd, l.display);
+    }
+    FdGuard g{fd};
+    std::size_t off = 0;
+    while (off < p.data.size()) {
+        ssize_t n = ::write(fd, p.data.data() + off, p.data.size() - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return detail::os_failure(errno, l.display);
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    (void)::fchmod(fd, static_cast<mode_t>(p.mode));  // exact mode, not masked; errors ignored
+    return FileWriteResult{static_cast<long long>(p.data.size())};
+}
+
+DispatchResult files_list(const HostSandbox& sb, const FilesList& p) {
+    auto loc = sb.ws().locate(p.path);
+    if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
+    auto& l = std::get<Located>(loc);
+    int fd = sb.ws().open(l.rel, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        if (detail::is_escape_errno(-fd)) return sb.ws().violation(p.path);
+        return detail::os_failure(-fd, l.display);
+    }
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        ::close(fd);
+        return detail::os_failure(e, l.display);
+    }
+    FileEntries out;
+    while (dirent* de = ::readdir(d)) {
+        std::string name = de->d_name;
+        if (name == "." || name == "..") continue;
+        bool is_dir = de->d_type == DT_DIR;
+        if (de->d_type == DT_LNK || de->d_type == DT_UNKNOWN) {
+            // Follow symlinks only while they stay inside the workspace.
+            std::string child = l.rel.empty() ? name : l.rel + "/" + name;
+            int cfd = sb.ws().open(child, O_PATH);
+            if (cfd >= 0) {
+                struct stat st {};
+                is_dir = ::fstat(cfd, &st) == 0 && S_ISDIR(st.st_mode);
+                ::close(cfd);
+            }
+        }
+        std::string path = l.display;
+        if (!path.empty() && path.back() != '/') path += '/';
+        out.entries.push_back(FileEntry{name, path + name, is_dir});
+    }
+    ::closedir(d);
+    std::sort(out.entries.begin(), out.entries.end(), [](auto& a, auto& b) { return a.name < b.name; });
+    return out;
+}
+
+DispatchResult files_exists(const HostSandbox& sb, const FilesExists& p) {
+    auto loc = sb.ws().locate(p.path);
+    if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
+    int fd = sb.ws().open(std::get<Located>(loc).rel, O_PATH);
+    if (fd >= 0) {
+        ::close(fd);
+        return true;
+    }
+    if (detail::is_escape_errno(-fd)) return sb.ws().violation(p.path);
+    return false;  // any OS error (missing, EACCES on a parent, broken link) means "absent"
+}
+
+}  // namespace
+
+HostBackend::HostBackend(std::string name, HostOptions options, Runtime* runtime)
+    : Backend(std::move(name), runtime), options_(std::move(options)) {}
+
+HostBackend::~HostBackend() = default;
+
+HostOptions HostBackend::options() const {
+    std::lock_guard lk(mu_);
+    return options_;
+}
+
+void HostBackend::set_options(HostOptions options) {
+    std::lock_guard lk(mu_);
+    options_ = std::move(options);
+}
+
+std::size_t HostBackend::sandbox_count() const {
+    std::lock_guard lk(mu_);
+    return open_.size();
+}
+
+void HostBackend::wrap_command(CommandPlan&) const {}
+
+namespace {
+// Runs on the blocking pool: creates (or adopts) the workspace directory and opens it.
+struct OpenWorkspace {
+    bool has_dir;
+    std::string dir;
+    bool confined;
+    std::vector<std::string> aliases;
+    std::shared_ptr<Workspace> operator()() const {
+        std::string d = dir;  // used exactly as given; a relative path stays relative
+        if (!has_dir) {
+            std::string tmpl = temp_root() + "/rath-local-XXXXXX";
+            if (!::mkdtemp(tmpl.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp");
+            d = tmpl;
+        }
+        return std::make_shared<Workspace>(d, confined, aliases);
+    }
+};
+}  // namespace
+
+asio::awaitable<SandboxPtr> HostBackend::async_open(std::optional<SandboxSpec> spec) {
+    bool owned = !spec || !spec->working_dir;
+    OpenWorkspace job{!owned, owned ? std::string() : *spec->working_dir, options().confine_paths, workspace_aliases()};
+    auto ws = co_await detail::run_blocking(runtime().blocking_executor(), std::move(job));
+    std::string handle = ws->handle();
+    auto sb = std::make_shared<HostSandbox>(*this, handle, spec.value_or(SandboxSpec{}), std::move(ws), owned);
+    {
+        std::lock_guard lk(mu_);
+        open_.insert(sb.get());
+    }
+    co_return sb;
+}
+
+asio::awaitable<void> HostBackend::async_close(SandboxPtr sb) {
+    if (!sb || !sb->mark_closed()) co_return;  // idempotent; concurrent closes act once
+    {
+        std::lock_guard lk(mu_);
+        open_.erase(sb.get());
+    }
+    auto* hs = dynamic_cast<HostSandbox*>(sb.get());
+    if (hs && hs->owned()) {
+        auto job = [dir = sb->handle()] {
+            std::error_code ec;
+            fs::remove_all(dir, ec);  // does not follow symlinks; errors ignored
+            return true;
+        };
+        co_await detail::run_blocking(runtime().blocking_executor(), std::move(job));
+    }
+}
+
+asio::awaitable<DispatchResult> HostBackend::async_dispatch(SandboxPtr sb, Payload p) {
+    if (sb->closed())
+        co_return ToolExecutionFailure{"sandbox_closed", "backend sandbox " + pyrepr(sb->handle()) + " is already closed",
+                                       std::nullopt};
+    auto hs = std::dynamic_pointer_cast<HostSandbox>(sb);
+    if (!hs) throw BackendError("sandbox " + pyrepr(sb->handle()) + " was not opened by backend " + pyrepr(name()));
+    auto pool = runtime().blocking_executor();
+    if (auto* c = std::get_if<CommandRun>(&p)) co_return co_await run_command(sb, std::move(*c));
+    if (auto* c = std::get_if<CodeRun>(&p)) co_return co_await run_code(sb, std::move(*c));
+    std::size_t max_read = options().max_read_bytes;
+    auto job = [hs, p = std::move(p), max_read]() -> DispatchResult {
+        return std::visit(
+            [&](auto& x) -> DispatchResult {
+                using T = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<T, FilesRead>)
+                    return files_read(*hs, x, max_read);
+                else if constexpr (std::is_same_v<T, FilesWrite>)
+                    return files_write(*hs, x);
+                else if constexpr (std::is_same_v<T, FilesList>)
+                    return files_list(*hs, x);
+                else if constexpr (std::is_same_v<T, FilesExists>)
+                    return files_exists(*hs, x);
+                else
+                    return ToolExecutionFailure{"unexpected", "unreachable payload", std::nullopt};
+            },
+            p);
+    };
+    co_return co_await detail::run_blocking(pool, std::move(job));
+}
+
+asio::awaitable<DispatchResult> HostBackend::run_command(SandboxPtr sb, CommandRun c) {
+    auto& hs = static_cast<HostSandbox&>(*sb);
+    auto opts = options();
+    std::vector<std::string> argv;
+    if (auto* s = std::get_if<std::string>(&c.cmd))
+        argv = {"/bin/sh", "-c", *s};
+    else
+        argv = std::get<std::vector<std::string>>(c.cmd);
+    if (argv.empty())
+        co_return ToolExecutionFailure{"unexpected", "command argv is empty", std::string("IndexError")};
+
+    CommandPlan plan;
+    plan.argv = argv;
+    plan.workspace = hs.ws().real_path();
+    int cwd_fd = -1;
+    if (c.cwd && !c.cwd->empty()) {
+        auto loc = hs.ws().locate(*c.cwd);
+        if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) co_return *f;
+        auto& l = std::get<Located>(loc);
+        cwd_fd = hs.ws().open(l.rel, O_PATH | O_DIRECTORY);
+        if (cwd_fd < 0) {
+            if (detail::is_escape_errno(-cwd_fd)) co_return hs.ws().violation(*c.cwd);
+            co_return detail::os_failure(-cwd_fd, l.display);
+        }
+        plan.cwd_rel = hs.ws().confined() ? l.rel : std::string();
+    }
+    FdGuard cwd_guard{cwd_fd};
+    plan.cwd_fd = cwd_fd >= 0 ? cwd_fd : hs.ws().dirfd();
+    plan.env = build_env(opts, c.env);
+    wrap_command(plan);
+
+    detail::SpawnRequest req;
+    req.argv = plan.argv;
+    req.env = std::move(plan.env);
+    req.cwd_fd = plan.cwd_fd;
+    req.stdin_data = std::move(c.stdin_data);
+    std::optional<double> timeout = c.timeout ? c.timeout : opts.default_timeout;
+    if (timeout) req.timeout = std::chrono::duration<double>(*timeout);
+    req.max_output_bytes = opts.max_output_bytes;
+    try {
+        auto o = co_await detail::async_run_process(std::move(req));
+        if (o.timed_out)
+            co_return ToolExecutionFailure{"timeout", detail::timeout_message(argv, *timeout), std::string("TimeoutExpired")};
+        CommandResult r;
+        r.exit_code = o.exit_code;
+        r.stdout_data = std::move(o.out);
+        r.stderr_data = std::move(o.err);
+        r.elapsed_ms = o.elapsed_ms;
+        r.stdout_truncated = o.out_truncated;
+        r.stderr_truncated = o.err_truncated;
+        co_return r;
+    } catch (const std::system_error& e) {
+        co_return detail::os_failure(e.code().value(), argv[0]);
+    } catch (const std::exception& e) {
+        if (is_cancellation(std::current_exception())) throw;
+        co_return ToolExecutionFailure{"unexpected", e.what(), std::string("Exception")};
+    }
+}
+
+asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) {
+    if (c.language != "python") {
+        UnsupportedBackendTool e("BackendToolCodeRun", name());
+        co_return ToolExecutionFailure{"unsupported_tool", e.what(), c.language};
+    }
+    auto hs = std::static_pointer_cast<HostSandbox>(sb);
+    auto opts = options();
+    auto pool = runtime().blocking_executor();
+    std::string file = ".rath_code_" + random_hex32() + ".py";
+    auto write_job = [hs, file, code = c.code]() -> int {
+        int fd = ::openat(hs->ws().dirfd(), file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) return errno;
+        FdGuard g{fd};
+        std::size_t off = 0;
+        while (off < code.size()) {
+            ssize_t n = ::write(fd, code.data() + off, code.size() - off);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return errno;
+            }
+            off += static_cast<std::size_t>(n);
+        }
+        return 0;
+    };
+    int werr = co_await detail::run_blocking(pool, std::move(write_job));
+    if (werr) co_return detail::os_failure(werr, hs->handle() + "/" + file);
+    // Removed on every path; the normal path does it on the blocking pool.
+    struct Remove {
+        std::shared_ptr<HostSandbox> hs;
+        std::string file;
+        bool done = false;
+        ~Remove() {
+            if (!done) ::unlinkat(hs->ws().dirfd(), file.c_str(), 0);
+        }
+    } remove{hs, file};
+
+    CommandPlan plan;
+    plan.argv = {opts.python, file};
+    plan.workspace = hs->ws().real_path();
+    plan.cwd_fd = hs->ws().dirfd();
+    plan.env = build_env(opts, std::nullopt);
+    wrap_command(plan);
+    detail::SpawnRequest req;
+    req.argv = plan.argv;
+    req.env = std::move(plan.env);
+    req.cwd_fd = plan.cwd_fd;
+    std::optional<double> timeout = c.timeout ? c.timeout : opts.default_timeout;
+    if (timeout) req.timeout = std::chrono::duration<double>(*timeout);
+    req.max_output_bytes = opts.max_output_bytes;
+    DispatchResult result;
+    try {
+        auto o = co_await detail::async_run_process(std::move(req));
+        if (o.timed_out) {
+            result = ToolExecutionFailure{"timeout", detail::timeout_message({opts.python, file}, *timeout),
+                                          std::string("TimeoutExpired")};
+        } else {
+            CodeResult r;
+            if (o.exit_code != 0) r.error = decode_output(o.err);
+            r.stdout_data = std::move(o.out);
+            r.stderr_data = std::move(o.err);
+            result = std::move(r);
+        }
+    } catch (const std::system_error& e) {
+        result = detail::os_failure(e.code().value(), opts.python);
+    }
+    remove.done = true;
+    auto unlink_job = [hs, file] { return ::unlinkat(hs->ws().dirfd(), file.c_str(), 0); };
+    co_await detail::run_blocking(pool, std::move(unlink_job));
+    co_return result;
+}
+
+}  // namespace rath::backend

@@ -1,0 +1,50 @@
+#pragma once
+// Asynchronous child processes for the host backends (backend_tools.md §9.2):
+// posix_spawn with its own process group, pipes read concurrently on the io_context,
+// pidfd for exit notification, a timeout that SIGKILLs the whole group, capped
+// capture that keeps draining, and a child that is always reaped.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace rath::backend::detail {
+
+struct SpawnRequest {
+    std::vector<std::string> argv;                // argv[0] is searched on the parent's PATH
+    std::vector<std::string> env;                 // complete child environment, "K=V"
+    int cwd_fd = -1;                              // fchdir target (race-free), or -1
+    std::optional<std::string> stdin_data;        // fed then closed; /dev/null when unset
+    std::optional<std::chrono::duration<double>> timeout;
+    std::size_t max_output_bytes = 16u << 20;     // per stream; the rest is drained and dropped
+    // After the leader exits, how long remaining holders of the pipes (processes that
+    // escaped the group) may keep them open before we stop reading.
+    std::chrono::milliseconds pipe_grace{250};
+};
+
+struct SpawnOutcome {
+    int exit_code = 0;  // -signal when killed by a signal
+    std::string out, err;
+    bool out_truncated = false, err_truncated = false;
+    std::size_t out_total = 0, err_total = 0;  // bytes the child produced
+    bool timed_out = false;
+    double elapsed_ms = 0;
+};
+
+// Throws std::system_error when the process cannot be started (missing executable,
+// bad cwd, ...). The child is killed (whole group) and reaped on every path,
+// including cancellation of the awaiting coroutine.
+boost::asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req);
+
+// "Command '[...]' timed out after <t> seconds" (Python's TimeoutExpired text).
+std::string timeout_message(const std::vector<std::string>& argv, double seconds);
+
+// Python's repr of a float (shortest round-trip form, always with a '.' or exponent).
+std::string py_float(double v);
+
+}  // namespace rath::backend::detail
