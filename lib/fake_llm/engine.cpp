@@ -382,23 +382,22 @@ void Engine::models(const RequestView& req, std::string_view id, Exchange& ex) {
     }
 }
 
-void Engine::finished(const Reply& r, bool sent) {
+void Engine::responding(const Reply& r) {
     constexpr auto rel = std::memory_order_relaxed;
     if (r.llm) {
         c_.in_flight.fetch_sub(1, rel);
-        if (sent) {
-            c_.requests.fetch_add(1, rel);
-            if (r.kind == Reply::Kind::tool_call) c_.tool_call_replies.fetch_add(1, rel);
-            if (r.kind == Reply::Kind::final_text) c_.final_replies.fetch_add(1, rel);
-            if (r.sse) c_.streamed.fetch_add(1, rel);
-        }
+        c_.requests.fetch_add(1, rel);
+        if (r.kind == Reply::Kind::tool_call) c_.tool_call_replies.fetch_add(1, rel);
+        if (r.kind == Reply::Kind::final_text) c_.final_replies.fetch_add(1, rel);
+        if (r.sse) c_.streamed.fetch_add(1, rel);
     }
-    if (!sent) c_.aborted.fetch_add(1, rel);
     if (r.fault) c_.faults.fetch_add(1, rel);
     if (r.client_error) c_.errors.fetch_add(1, rel);
     if (r.not_found) c_.not_found.fetch_add(1, rel);
-    if (r.embedding && sent && r.status == 200) c_.embeddings.fetch_add(1, rel);
+    if (r.embedding && r.status == 200) c_.embeddings.fetch_add(1, rel);
 }
+
+void Engine::aborted() { c_.aborted.fetch_add(1, std::memory_order_relaxed); }
 
 void Engine::connection_opened() {
     c_.connections_total.fetch_add(1, std::memory_order_relaxed);

@@ -47,8 +47,11 @@ public:
     explicit Engine(const ServerOptions& options);
 
     void handle(const RequestView& req, Exchange& ex);
-    // Called by the driver once the reply was written (`sent`) or abandoned.
-    void finished(const Reply& reply, bool sent);
+    // Called by the driver when it starts writing the reply (after the injected
+    // latency), so that a client that has read a response always sees it counted.
+    void responding(const Reply& reply);
+    // The client went away before the reply could be written.
+    void aborted();
 
     void connection_opened();
     void connection_closed();

@@ -34,6 +34,9 @@ public:
 
     ScriptData run() {
         check_syntax();
+        auto first = text_.find_first_not_of(" \t\r\n");
+        if (first == std::string_view::npos || (text_[first] != '{' && text_[first] != '['))
+            fail(nullptr, "the script must be a JSON object (or an array of responses)");
         ScriptData data;
         data.source = source_;
         od::parser parser;

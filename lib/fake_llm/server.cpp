@@ -104,6 +104,7 @@ asio::awaitable<bool> Server::Impl::send(tcp::socket& sock, asio::steady_timer& 
         timer.expires_after(r.latency);
         co_await timer.async_wait(use_tuple);
     }
+    engine->responding(r);
     head.clear();
     detail::append_head(head, r, keep_alive);
     const std::size_t limit = r.reset ? r.reset_after : r.body.size();
@@ -184,8 +185,7 @@ asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
                                          std::string("fake_llm: malformed HTTP request: ") + rec.message(), ex.reply);
                     ex.reply.client_error = true;
                     ex.reply.close = true;
-                    bool sent = co_await send(sock, timer, ex.reply, false, head);
-                    engine->finished(ex.reply, sent);
+                    if (!co_await send(sock, timer, ex.reply, false, head)) engine->aborted();
                 }
                 break;
             }
@@ -202,7 +202,7 @@ asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
             engine->handle(view, ex);
             const bool keep_alive = req.keep_alive();
             bool sent = co_await send(sock, timer, ex.reply, keep_alive, head);
-            engine->finished(ex.reply, sent);
+            if (!sent) engine->aborted();
             if (!sent || !keep_alive || ex.reply.close) break;
         }
     } catch (const std::exception&) {

@@ -33,9 +33,9 @@ struct ServerOptions {
     std::chrono::milliseconds latency{0};      // before the response (before the first SSE event)
     std::chrono::milliseconds token_delay{0};  // between SSE events
     Mode mode = Mode::fanout;
-    std::filesystem::path script_path;  // Mode::script: the script file ...
-    std::string script;                 // ... or the script text itself (wins when non-empty)
-    std::optional<Script> parsed_script;  // ... or an already parsed one (wins over both)
+    std::filesystem::path script_path{};  // Mode::script: the script file ...
+    std::string script{};               // ... or the script text itself (wins when non-empty)
+    std::optional<Script> parsed_script{};  // ... or an already parsed one (wins over both)
     std::string model = "fake-model";    // reported when a request names no model; listed by /v1/models
     std::size_t embedding_dimensions = 1536;  // when a request does not ask for `dimensions`
 };
