@@ -1,0 +1,659 @@
+// HttpClient: Beast HTTP/1.1 over TCP / TLS with a per-host keep-alive pool.
+//
+// Shape of one exchange: parse the URL, pick the pool (scheme, host, port, proxy),
+// lease a connection (an idle one, a permit to open one, or a place in the FIFO
+// queue when the host is at its cap), write the request head and body with one
+// gather write, then read the response with Beast's parser into either the
+// response string (whole body) or a per-connection scratch buffer (streaming).
+// Deadlines ride on beast::tcp_stream's expiry, re-armed before every read so that
+// the read timeout is a gap between bytes and the total deadline always bounds it.
+#include <rath/net/http.hpp>
+
+#include "net/url.hpp"
+
+#include <rath/async/block_on.hpp>
+#include <rath/async/deadline.hpp>
+#include <rath/async/detail/completion.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <sys/socket.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+namespace rath::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+
+namespace {
+
+constexpr std::size_t scratch_size = 16 * 1024;
+inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+struct Connection {
+    explicit Connection(asio::any_io_executor ex) : plain(std::in_place, std::move(ex)) {}
+
+    beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+
+    std::optional<beast::tcp_stream> plain;
+    std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+    beast::flat_buffer buffer;          // bytes read but not yet parsed
+    std::string head;                   // request head, rebuilt per request in place
+    std::unique_ptr<char[]> scratch;    // streaming body chunks
+    Clock::time_point idle_since{};
+};
+
+struct Waiter {
+    // The pool's mutex guards every field.
+    bool queued = true;
+    bool granted = false;
+    bool failed = false;
+    error_code why;                    // reason when failed (timed_out / operation_aborted)
+    std::unique_ptr<Connection> conn;  // granted idle connection (null = permit to open one)
+    rath::async::detail::Completion wake;
+};
+
+class HostPool : public std::enable_shared_from_this<HostPool> {
+public:
+    HostPool(std::size_t cap, std::chrono::milliseconds idle_timeout, bool tls)
+        : cap_(cap == 0 ? 1 : cap), idle_timeout_(idle_timeout), tls_(tls) {}
+
+    struct Grant {
+        std::unique_ptr<Connection> conn;  // null: a permit, the caller opens a connection
+        bool reused = false;
+    };
+
+    // An immediate grant, or nullopt with `w` queued. `fresh_only` never hands out an
+    // idle connection (it may close one to make room).
+    std::optional<Grant> try_acquire(const std::shared_ptr<Waiter>& w, bool fresh_only) {
+        std::vector<std::unique_ptr<Connection>> dead;  // destroyed after the lock is released
+        std::lock_guard lk(mu_);
+        const auto now = Clock::now();
+        if (!fresh_only) {
+            while (!idle_.empty()) {
+                auto c = std::move(idle_.back());
+                idle_.pop_back();
+                if (!is_stale(*c, now)) {
+                    // Free the slots of the dead ones we skipped.
+                    open_ -= dead.size();
+                    wake_locked(dead.size());
+                    return Grant{std::move(c), true};
+                }
+                dead.push_back(std::move(c));
+            }
+        } else if (open_ >= cap_ && !idle_.empty()) {
+            dead.push_back(std::move(idle_.back()));
+            idle_.pop_back();
+        }
+        if (!dead.empty()) {
+            // One dead connection's slot becomes our permit; the rest are freed.
+            open_ -= dead.size() - 1;
+            wake_locked(dead.size() - 1);
+            return Grant{};
+        }
+        if (open_ < cap_) {
+            ++open_;
+            return Grant{};
+        }
+        waiters_.push_back(w);
+        return std::nullopt;
+    }
+
+    // Stores the wake-up completion, or completes at once if the wait is already over.
+    template <class Handler>
+    void wait(const std::shared_ptr<Waiter>& w, Handler handler) {
+        std::lock_guard lk(mu_);
+        if (w->granted || w->failed) {
+            rath::async::detail::Completion(std::move(handler)).post(w->why);
+            return;
+        }
+        w->wake = rath::async::detail::Completion(std::move(handler));
+    }
+
+    // After the wake-up: the grant, or nullopt (the waiter is dequeued).
+    std::optional<Grant> take(const std::shared_ptr<Waiter>& w, bool fresh_only) {
+        std::unique_ptr<Connection> drop;
+        std::lock_guard lk(mu_);
+        if (w->granted) {
+            if (fresh_only && w->conn) drop = std::move(w->conn);  // keep its slot as a permit
+            const bool reused = w->conn != nullptr;
+            return Grant{std::move(w->conn), reused};
+        }
+        if (w->queued) {
+            waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+            w->queued = false;
+        }
+        return std::nullopt;
+    }
+
+    // Deadline or cancellation while queued: ends the wait unless already granted.
+    void expire(const std::shared_ptr<Waiter>& w, error_code why) {
+        std::lock_guard lk(mu_);
+        if (!w->queued || w->granted || w->failed) return;
+        w->failed = true;
+        w->why = why;
+        if (w->wake) w->wake.post(why);
+    }
+
+    // A connection finished its exchange cleanly and can carry another request.
+    void release(std::unique_ptr<Connection> c) {
+        std::lock_guard lk(mu_);
+        c->idle_since = Clock::now();
+        for (auto& w : waiters_) {
+            if (w->failed) continue;
+            grant_locked(w, std::move(c));
+            return;
+        }
+        idle_.push_back(std::move(c));
+    }
+
+    // A leased slot comes back without a usable connection.
+    void discard() {
+        std::lock_guard lk(mu_);
+        --open_;
+        wake_locked(1);
+    }
+
+private:
+    // Dead or stale? A readable idle plain-TCP socket means EOF, a reset or stray
+    // bytes. On TLS a readable socket may just hold a session ticket, so only EOF and
+    // errors count there. One non-blocking peek, never a wait.
+    bool is_stale(Connection& c, Clock::time_point now) const {
+        if (now - c.idle_since > idle_timeout_) return true;
+        char b;
+        const ssize_t n = ::recv(c.tcp().socket().native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK);
+        return n == 0 || !tls_;
+    }
+
+    // Hands up to `n` freed slots to queued requests as permits.
+    void wake_locked(std::size_t n) {
+        for (auto it = waiters_.begin(); n > 0 && it != waiters_.end() && open_ < cap_;) {
+            auto w = *it;
+            if (w->failed) {
+                ++it;
+                continue;
+            }
+            ++open_;
+            --n;
+            grant_locked(w, nullptr);
+            it = waiters_.begin();
+        }
+    }
+
+    void grant_locked(const std::shared_ptr<Waiter>& w, std::unique_ptr<Connection> c) {
+        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+        w->queued = false;
+        w->granted = true;
+        w->conn = std::move(c);
+        if (w->wake) w->wake.post({});
+    }
+
+    std::mutex mu_;
+    std::size_t cap_;
+    std::chrono::milliseconds idle_timeout_;
+    bool tls_;
+    std::size_t open_ = 0;  // idle + leased (including ones being opened)
+    std::vector<std::unique_ptr<Connection>> idle_;
+    std::deque<std::shared_ptr<Waiter>> waiters_;
+};
+
+// Owns one pool slot for the duration of an exchange; gives it back on every exit.
+class Lease {
+public:
+    Lease(std::shared_ptr<HostPool> pool, std::unique_ptr<Connection> conn, bool reused)
+        : pool_(std::move(pool)), conn(std::move(conn)), reused(reused) {}
+    Lease(Lease&& o) noexcept : pool_(std::move(o.pool_)), conn(std::move(o.conn)), reused(o.reused) {}
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+        if (pool_) {
+            conn.reset();
+            pool_->discard();
+        }
+    }
+    void release() {
+        pool_->release(std::move(conn));
+        pool_.reset();
+    }
+
+private:
+    std::shared_ptr<HostPool> pool_;
+
+public:
+    std::unique_ptr<Connection> conn;
+    bool reused;
+};
+
+bool is_token_char(char c) {
+    if (std::isalnum(static_cast<unsigned char>(c))) return true;
+    switch (c) {
+        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+        case '-': case '.': case '^': case '_': case '`': case '|': case '~': return true;
+        default: return false;
+    }
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+// Names only: header values may be secrets.
+void validate_request(const HttpRequest& r, const std::string& url) {
+    if (r.method.empty() || !std::all_of(r.method.begin(), r.method.end(), is_token_char))
+        throw HttpError(HttpErrorKind::invalid_request, url, "invalid method '" + r.method + "'");
+    for (const auto& h : r.headers) {
+        if (h.name.empty() || !std::all_of(h.name.begin(), h.name.end(), is_token_char))
+            throw HttpError(HttpErrorKind::invalid_request, url, "invalid header name '" + h.name + "'");
+        if (h.value.find_first_of("\r\n", 0, 3) != std::string::npos)
+            throw HttpError(HttpErrorKind::invalid_request, url,
+                            "value of header '" + h.name + "' contains CR, LF or NUL");
+    }
+}
+
+bool method_has_body(std::string_view m) { return m == "POST" || m == "PUT" || m == "PATCH"; }
+
+}  // namespace
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+    Impl(rath::async::Runtime& rt, HttpClientOptions o) : runtime(rt), options(std::move(o)), tls_ctx(ssl::context::tls_client) {
+        tls_ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                            ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+        error_code ec;
+        // System store (honours SSL_CERT_FILE / SSL_CERT_DIR), plus the extra CA.
+        tls_ctx.set_default_verify_paths(ec);
+        if (!options.ca_file.empty()) {
+            tls_ctx.load_verify_file(options.ca_file, ec);
+            if (ec)
+                throw HttpError(HttpErrorKind::tls, "<client>",
+                                "cannot load CA file '" + options.ca_file + "': " + ec.message());
+        }
+        tls_ctx.set_verify_mode(options.verify_peer ? ssl::verify_peer : ssl::verify_none);
+        if (options.proxy) {
+            http_proxy = https_proxy = detail::parse_proxy(*options.proxy);
+        } else {
+            auto env2 = [](const char* a, const char* b) { auto v = detail::env_value(a); return v ? v : detail::env_value(b); };
+            if (auto v = env2("http_proxy", "HTTP_PROXY")) http_proxy = detail::parse_proxy(*v);
+            if (auto v = env2("https_proxy", "HTTPS_PROXY")) https_proxy = detail::parse_proxy(*v);
+        }
+        if (options.no_proxy) {
+            no_proxy = *options.no_proxy;
+        } else if (auto v = detail::env_value("no_proxy")) {
+            no_proxy = *v;
+        } else if (auto v2 = detail::env_value("NO_PROXY")) {
+            no_proxy = *v2;
+        }
+    }
+
+    const detail::Proxy* proxy_for(const detail::Target& t) const {
+        const auto& p = t.tls ? https_proxy : http_proxy;
+        if (!p) return nullptr;
+        if (!no_proxy.empty() && detail::no_proxy_matches(no_proxy, t)) return nullptr;
+        return &*p;
+    }
+
+    std::shared_ptr<HostPool> pool_for(const detail::Target& t, const detail::Proxy* px) {
+        std::string key;
+        key.reserve(64);
+        key.append(t.scheme).append("://").append(t.host).append(":").append(std::to_string(t.port));
+        if (px) key.append("|").append(px->authority).append(px->authorization.empty() ? "" : "+auth");
+        std::lock_guard lk(pools_mu);
+        auto& p = pools[key];
+        if (!p) p = std::make_shared<HostPool>(options.max_connections_per_host, options.idle_timeout, t.tls);
+        return p;
+    }
+
+    [[noreturn]] void fail(HttpErrorKind kind, const detail::Target& t, const std::string& detail) const {
+        throw HttpError(kind, t.redacted, detail);
+    }
+
+    // Converts a transport error code into the typed error for this phase.
+    [[noreturn]] void fail_io(error_code ec, const detail::Target& t, const char* phase, Clock::time_point deadline,
+                              std::chrono::milliseconds op_timeout) const {
+        if (ec == beast::error::timeout) {
+            if (Clock::now() + std::chrono::milliseconds(1) >= deadline)
+                fail(HttpErrorKind::timeout, t,
+                     std::string(phase) + ": total timeout of " + std::to_string(options.total_timeout.count()) +
+                         " ms exceeded");
+            fail(HttpErrorKind::timeout, t,
+                 std::string(phase) + ": no progress for " + std::to_string(op_timeout.count()) + " ms");
+        }
+        if (ec == asio::error::operation_aborted) throw rath::async::CancelledError(std::string("HTTP request cancelled during ") + phase);
+        if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
+            ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+            ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated)
+            fail(HttpErrorKind::closed, t, std::string(phase) + ": connection closed by peer (" + ec.message() + ")");
+        if (ec.category() == http::make_error_code(http::error::end_of_stream).category())
+            fail(HttpErrorKind::protocol, t, std::string(phase) + ": malformed response (" + ec.message() + ")");
+        fail(HttpErrorKind::closed, t, std::string(phase) + ": " + ec.message());
+    }
+
+    Clock::time_point expiry(Clock::time_point deadline, std::chrono::milliseconds op) const {
+        return std::min(deadline, Clock::now() + op);
+    }
+
+    asio::awaitable<Lease> acquire(std::shared_ptr<HostPool> pool, const detail::Target& t, Clock::time_point deadline,
+                                   bool fresh_only) {
+        auto w = std::make_shared<Waiter>();
+        if (auto g = pool->try_acquire(w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
+        // Queued: wait for a grant, bounded by the total deadline.
+        asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
+        timer.async_wait([pool, w](error_code ec) {
+            if (!ec) pool->expire(w, asio::error::timed_out);
+        });
+        auto token = asio::as_tuple(asio::use_awaitable);
+        auto [ec] = co_await asio::async_initiate<decltype(token), void(error_code)>(
+            [&pool, &w](auto handler) {
+                auto slot = asio::get_associated_cancellation_slot(handler);
+                if (slot.is_connected())
+                    slot.assign([pool, w](asio::cancellation_type) { pool->expire(w, asio::error::operation_aborted); });
+                pool->wait(w, std::move(handler));
+            },
+            token);
+        timer.cancel();
+        if (auto g = pool->take(w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
+        if (ec == asio::error::operation_aborted)
+            throw rath::async::CancelledError("HTTP request cancelled while queued for a connection");
+        fail(HttpErrorKind::timeout, t,
+             "total timeout of " + std::to_string(options.total_timeout.count()) +
+                 " ms exceeded while waiting for a pooled connection");
+    }
+
+    asio::awaitable<std::unique_ptr<Connection>> open(const detail::Target& t, const detail::Proxy* px,
+                                                      Clock::time_point deadline) {
+        const std::string& host = px ? px->host : t.host;
+        const bool host_is_ip = px ? px->host_is_ip : t.host_is_ip;
+        const std::uint16_t port = px ? px->port : t.port;
+        const auto connect_deadline = expiry(deadline, options.connect_timeout);
+        auto c = std::make_unique<Connection>(runtime.executor());
+        std::vector<tcp::endpoint> endpoints;
+        if (host_is_ip) {
+            endpoints.emplace_back(asio::ip::make_address(host), port);
+        } else {
+            tcp::resolver resolver(runtime.executor());
+            try {
+                auto results = co_await rath::async::with_deadline(
+                    resolver.async_resolve(host, std::to_string(port), asio::use_awaitable), connect_deadline,
+                    "DNS resolution");
+                for (const auto& e : results) endpoints.push_back(e.endpoint());
+            } catch (const rath::async::TimeoutError&) {
+                fail(HttpErrorKind::timeout, t, "resolving '" + host + "' timed out");
+            } catch (const boost::system::system_error& e) {
+                fail(HttpErrorKind::connect, t, "cannot resolve '" + host + "': " + e.code().message());
+            }
+        }
+        c->plain->expires_at(connect_deadline);
+        auto [ec, ep] = co_await c->plain->async_connect(endpoints, tuple_awaitable);
+        if (ec) {
+            if (ec == beast::error::timeout)
+                fail(HttpErrorKind::timeout, t,
+                     std::string(px ? "connecting to proxy " : "connect") + " timed out after " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            options.connect_timeout).count()) + " ms");
+            fail(HttpErrorKind::connect, t,
+                 std::string(px ? "cannot connect to proxy " + px->authority : "cannot connect") + ": " + ec.message());
+        }
+        c->plain->socket().set_option(tcp::no_delay(true), ec);
+        connections_opened.fetch_add(1, std::memory_order_relaxed);
+
+        if (px && t.tls) co_await tunnel(*c, t, *px, connect_deadline);
+        if (t.tls) co_await handshake(*c, t, connect_deadline);
+        co_return c;
+    }
+
+    asio::awaitable<void> tunnel(Connection& c, const detail::Target& t, const detail::Proxy& px,
+                                 Clock::time_point connect_deadline) {
+        std::string req = "CONNECT " + t.host + ":" + std::to_string(t.port) + " HTTP/1.1\r\nHost: " +
+                          (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host) + ":" +
+                          std::to_string(t.port) + "\r\n";
+        if (!px.authorization.empty()) req += "Proxy-Authorization: " + px.authorization + "\r\n";
+        req += "\r\n";
+        c.plain->expires_at(connect_deadline);
+        auto [wec, wn] = co_await asio::async_write(*c.plain, asio::buffer(req), tuple_awaitable);
+        if (wec) fail(HttpErrorKind::proxy, t, "proxy " + px.authority + " closed during CONNECT: " + wec.message());
+        http::response_parser<http::empty_body> parser;
+        parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts right after
+        auto [rec, rn] = co_await http::async_read_header(*c.plain, c.buffer, parser, tuple_awaitable);
+        if (rec) {
+            if (rec == beast::error::timeout)
+                fail(HttpErrorKind::timeout, t, "proxy " + px.authority + " did not answer CONNECT in time");
+            fail(HttpErrorKind::proxy, t, "proxy " + px.authority + " CONNECT failed: " + rec.message());
+        }
+        const int status = parser.get().result_int();
+        if (status < 200 || status > 299)
+            fail(HttpErrorKind::proxy, t, "proxy " + px.authority + " refused CONNECT with status " + std::to_string(status));
+    }
+
+    asio::awaitable<void> handshake(Connection& c, const detail::Target& t, Clock::time_point connect_deadline) {
+        c.tls.emplace(std::move(*c.plain), tls_ctx);
+        c.plain.reset();
+        SSL* ssl_handle = c.tls->native_handle();
+        if (!t.host_is_ip) SSL_set_tlsext_host_name(ssl_handle, t.host.c_str());
+        if (options.verify_peer) {
+            X509_VERIFY_PARAM* param = SSL_get0_param(ssl_handle);
+            X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+            const int ok = t.host_is_ip ? X509_VERIFY_PARAM_set1_ip_asc(param, t.host.c_str())
+                                        : X509_VERIFY_PARAM_set1_host(param, t.host.c_str(), t.host.size());
+            if (ok != 1) fail(HttpErrorKind::tls, t, "cannot set up hostname verification");
+        }
+        beast::get_lowest_layer(*c.tls).expires_at(connect_deadline);
+        auto [ec] = co_await c.tls->async_handshake(ssl::stream_base::client, tuple_awaitable);
+        if (ec) {
+            if (ec == beast::error::timeout) fail(HttpErrorKind::timeout, t, "TLS handshake timed out");
+            const long verify = SSL_get_verify_result(ssl_handle);
+            if (verify != X509_V_OK)
+                fail(HttpErrorKind::tls, t,
+                     std::string("certificate verification failed: ") + X509_verify_cert_error_string(verify));
+            fail(HttpErrorKind::tls, t, "TLS handshake failed: " + ec.message());
+        }
+    }
+
+    void build_head(std::string& head, const HttpRequest& r, const detail::Target& t, const detail::Proxy* px) const {
+        head.clear();
+        head.append(r.method).push_back(' ');
+        if (px && !t.tls) head.append(t.scheme).append("://").append(t.authority);  // absolute-form via proxy
+        head.append(t.target).append(" HTTP/1.1\r\n");
+        bool has_host = false, has_ua = false;
+        for (const auto& h : r.headers) {
+            if (iequals(h.name, "content-length") || iequals(h.name, "transfer-encoding")) continue;
+            has_host |= iequals(h.name, "host");
+            has_ua |= iequals(h.name, "user-agent");
+            head.append(h.name).append(": ").append(h.value).append("\r\n");
+        }
+        if (!has_host) head.append("Host: ").append(t.authority).append("\r\n");
+        if (!has_ua && !options.user_agent.empty()) head.append("User-Agent: ").append(options.user_agent).append("\r\n");
+        if (!r.body.empty() || method_has_body(r.method))
+            head.append("Content-Length: ").append(std::to_string(r.body.size())).append("\r\n");
+        if (px && !t.tls && !px->authorization.empty())
+            head.append("Proxy-Authorization: ").append(px->authorization).append("\r\n");
+        head.append("\r\n");
+    }
+
+    struct Exchange {
+        HttpResponse response;
+        bool any_byte = false;  // a response byte arrived (then never re-send)
+        bool reusable = false;
+        std::optional<HttpError> error;
+    };
+
+    template <class Stream>
+    asio::awaitable<void> exchange(Stream& s, Connection& c, const HttpRequest& r, const detail::Target& t,
+                                   Clock::time_point deadline, const std::function<void(std::string_view)>* on_body,
+                                   Exchange& x) {
+        auto& tcp = c.tcp();
+        auto io_fail = [&](error_code ec, const char* phase) {
+            try {
+                fail_io(ec, t, phase, deadline, options.read_timeout);
+            } catch (const HttpError& e) {
+                x.error = e;
+            }
+        };
+        tcp.expires_at(expiry(deadline, options.read_timeout));
+        const std::array<asio::const_buffer, 2> out{asio::buffer(c.head), asio::buffer(r.body)};
+        auto [wec, wn] = co_await asio::async_write(s, out, tuple_awaitable);
+        if (wec) {
+            x.any_byte = c.buffer.size() > 0;
+            io_fail(wec, "sending request");
+            co_return;
+        }
+        for (;;) {  // loops only over interim 1xx responses
+            http::response_parser<http::buffer_body> parser;
+            parser.header_limit(64 * 1024);
+            parser.body_limit(boost::none);
+            if (r.method == "HEAD") parser.skip(true);
+            while (!parser.is_header_done()) {
+                tcp.expires_at(expiry(deadline, options.read_timeout));
+                auto [ec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
+                if (parser.got_some() || c.buffer.size() > 0) x.any_byte = true;
+                if (ec && ec != http::error::need_buffer) {
+                    io_fail(ec, "reading response header");
+                    co_return;
+                }
+            }
+            const int status = parser.get().result_int();
+            if (status >= 100 && status < 200 && status != 101) continue;
+            x.response.status = status;
+            auto& headers = x.response.headers;
+            headers.clear();
+            for (const auto& f : parser.get())
+                headers.push_back(HttpHeader{std::string(f.name_string()), std::string(f.value())});
+
+            const bool stream = on_body && status >= 200 && status <= 299;
+            if (stream && !c.scratch) c.scratch = std::make_unique<char[]>(scratch_size);
+            std::string& body = x.response.body;
+            body.clear();
+            if (!stream) {
+                if (auto len = parser.content_length()) body.reserve(static_cast<std::size_t>(*len));
+            }
+            while (!parser.is_done()) {
+                char* dst;
+                std::size_t room;
+                std::size_t old = body.size();
+                if (stream) {
+                    dst = c.scratch.get();
+                    room = scratch_size;
+                } else {
+                    std::size_t want = scratch_size;
+                    if (auto left = parser.content_length_remaining()) want = std::max<std::size_t>(*left, 1);
+                    want = std::min(want, std::size_t{1} << 24);
+                    body.resize(old + want);
+                    dst = body.data() + old;
+                    room = want;
+                }
+                parser.get().body().data = dst;
+                parser.get().body().size = room;
+                tcp.expires_at(expiry(deadline, options.read_timeout));
+                auto [ec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
+                const std::size_t got = room - parser.get().body().size;
+                if (stream) {
+                    if (got > 0) (*on_body)(std::string_view(dst, got));
+                } else {
+                    body.resize(old + got);
+                }
+                if (ec && ec != http::error::need_buffer) {
+                    io_fail(ec, "reading response body");
+                    co_return;
+                }
+            }
+            x.reusable = parser.keep_alive();
+            co_return;
+        }
+    }
+
+    static asio::awaitable<HttpResponse> run(std::shared_ptr<Impl> self, HttpRequest r,
+                                             std::function<void(std::string_view)> on_body) {
+        const detail::Target t = detail::parse_target(r.url);
+        validate_request(r, t.redacted);
+        const detail::Proxy* px = self->proxy_for(t);
+        auto pool = self->pool_for(t, px);
+        const auto deadline = Clock::now() + self->options.total_timeout;
+        const auto* sink = on_body ? &on_body : nullptr;
+        for (int attempt = 0;; ++attempt) {
+            Lease lease = co_await self->acquire(pool, t, deadline, attempt > 0);
+            if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
+            if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
+            Connection& c = *lease.conn;
+            self->build_head(c.head, r, t, px);
+            Exchange x;
+            if (c.tls)
+                co_await self->exchange(*c.tls, c, r, t, deadline, sink, x);
+            else
+                co_await self->exchange(*c.plain, c, r, t, deadline, sink, x);
+            if (x.error) {
+                // A kept-alive connection the server had already closed: nothing of the
+                // response arrived, so the request is re-sent once on a new connection.
+                if (lease.reused && attempt == 0 && !x.any_byte && x.error->kind() == HttpErrorKind::closed) {
+                    self->stale_retries.fetch_add(1, std::memory_order_relaxed);
+                    continue;  // the lease's destructor frees the dead connection's slot
+                }
+                throw *x.error;
+            }
+            // Leftover bytes after a complete response would desynchronise the next one.
+            if (x.reusable && c.buffer.size() == 0) lease.release();
+            co_return std::move(x.response);
+        }
+    }
+
+    rath::async::Runtime& runtime;
+    HttpClientOptions options;
+    ssl::context tls_ctx;
+    std::optional<detail::Proxy> http_proxy, https_proxy;
+    std::string no_proxy;
+    std::mutex pools_mu;
+    std::unordered_map<std::string, std::shared_ptr<HostPool>> pools;
+    std::atomic<std::uint64_t> connections_opened{0}, connections_reused{0}, stale_retries{0};
+};
+
+HttpClient::HttpClient(HttpClientOptions options)
+    : HttpClient(rath::async::Runtime::default_runtime(), std::move(options)) {}
+
+HttpClient::HttpClient(rath::async::Runtime& runtime, HttpClientOptions options)
+    : impl_(std::make_shared<Impl>(runtime, std::move(options))) {}
+
+asio::awaitable<HttpResponse> HttpClient::async_request(HttpRequest request) {
+    return Impl::run(impl_, std::move(request), {});
+}
+
+asio::awaitable<HttpResponse> HttpClient::async_stream(HttpRequest request, std::function<void(std::string_view)> on_body) {
+    return Impl::run(impl_, std::move(request), std::move(on_body));
+}
+
+HttpResponse HttpClient::request(HttpRequest request) {
+    return rath::async::block_on(impl_->runtime, async_request(std::move(request)));
+}
+
+HttpClientStats HttpClient::stats() const {
+    return HttpClientStats{impl_->connections_opened.load(), impl_->connections_reused.load(),
+                           impl_->stale_retries.load()};
+}
+
+const HttpClientOptions& HttpClient::options() const noexcept { return impl_->options; }
+
+}  // namespace rath::net

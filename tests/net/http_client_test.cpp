@@ -1,0 +1,378 @@
+// HttpClient against a real loopback server: framing, keep-alive, pool cap,
+// stale-connection retry, resets, deadlines, streaming, error statuses.
+#include "net/test_server.hpp"
+
+#include <rath/async.hpp>
+#include <rath/net/http.hpp>
+#include <rath/net/retry.hpp>
+
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace rath_test;
+using rath::net::HttpClient;
+using rath::net::HttpClientOptions;
+using rath::net::HttpError;
+using rath::net::HttpErrorKind;
+using rath::net::HttpRequest;
+using rath::net::HttpResponse;
+
+namespace {
+
+// Echoes the request as JSON: method, target, body and the headers it saw.
+asio::awaitable<bool> echo(ServerConnection& c, const Request& req) {
+    boost::json::object o;
+    o["method"] = std::string(req.method_string());
+    o["target"] = std::string(req.target());
+    o["body"] = req.body();
+    boost::json::object h;
+    for (const auto& f : req) h[std::string(f.name_string())] = std::string(f.value());
+    o["headers"] = std::move(h);
+    co_return co_await c.write(response(200, boost::json::serialize(o), "Content-Type: application/json\r\n"));
+}
+
+rath::async::Runtime& runtime() {
+    static rath::async::Runtime rt({.threads = 2, .name = "net-test"});
+    return rt;
+}
+
+HttpError expect_error(HttpClient& client, HttpRequest req) {
+    try {
+        client.request(std::move(req));
+    } catch (const HttpError& e) {
+        return e;
+    }
+    FAIL("expected an HttpError");
+    return HttpError(HttpErrorKind::protocol, "", "unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("a GET and a POST carry method target headers and body") {
+    TestServer server(echo);
+    HttpClient client(runtime());
+    auto get = client.request({.method = "GET", .url = server.url("/v1/models?x=1")});
+    CHECK(get.status == 200);
+    CHECK(get.header("content-type") == "application/json");
+    auto g = boost::json::parse(get.body).as_object();
+    CHECK(g["method"] == "GET");
+    CHECK(g["target"] == "/v1/models?x=1");
+    CHECK(g["headers"].as_object()["Host"].as_string() == "127.0.0.1:" + std::to_string(server.port()));
+    CHECK(g["headers"].as_object()["User-Agent"] == "rath/0.1");
+    CHECK(!g["headers"].as_object().contains("Content-Length"));
+
+    auto post = client.request({.method = "POST",
+                                .url = server.url("/v1/chat/completions"),
+                                .headers = {{"Authorization", "Bearer sk-test"}, {"Content-Type", "application/json"}},
+                                .body = R"({"model":"m"})"});
+    auto p = boost::json::parse(post.body).as_object();
+    CHECK(p["method"] == "POST");
+    CHECK(p["body"] == R"({"model":"m"})");
+    CHECK(p["headers"].as_object()["Content-Length"] == "13");
+    CHECK(p["headers"].as_object()["Authorization"] == "Bearer sk-test");
+}
+
+TEST_CASE("a content length body of one megabyte arrives intact") {
+    std::string big(1 << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + i % 26);
+    TestServer server([&](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_return co_await c.write(response(200, big));
+    });
+    HttpClient client(runtime());
+    auto r = client.request({.method = "GET", .url = server.url()});
+    CHECK(r.status == 200);
+    CHECK(r.body == big);
+}
+
+TEST_CASE("a chunked body is decoded") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_return co_await c.write(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n");
+    });
+    HttpClient client(runtime());
+    auto r = client.request({.method = "GET", .url = server.url()});
+    CHECK(r.body == "hello world");
+    // Still keep-alive after a chunked body.
+    auto r2 = client.request({.method = "GET", .url = server.url()});
+    CHECK(r2.body == "hello world");
+    CHECK(server.accepted == 1);
+}
+
+TEST_CASE("a body delimited by connection close is read to the end") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end");
+        co_return false;
+    });
+    HttpClient client(runtime());
+    CHECK(client.request({.method = "GET", .url = server.url()}).body == "until the end");
+    CHECK(client.request({.method = "GET", .url = server.url()}).body == "until the end");
+    CHECK(server.accepted == 2);
+}
+
+TEST_CASE("a HEAD response with a content length has no body to wait for") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_return co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
+    });
+    HttpClient client(runtime(), {.read_timeout = std::chrono::milliseconds(5000)});
+    auto r = client.request({.method = "HEAD", .url = server.url()});
+    CHECK(r.status == 200);
+    CHECK(r.body.empty());
+    CHECK(r.header("Content-Length") == "1234");
+}
+
+TEST_CASE("an interim 100 response is skipped") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_return co_await c.write("HTTP/1.1 100 Continue\r\n\r\n" + response(201, "made"));
+    });
+    HttpClient client(runtime());
+    auto r = client.request({.url = server.url(), .body = "x"});
+    CHECK(r.status == 201);
+    CHECK(r.body == "made");
+}
+
+TEST_CASE("sequential requests reuse one keep-alive connection") {
+    TestServer server(echo);
+    HttpClient client(runtime());
+    for (int i = 0; i < 10; ++i) CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
+    CHECK(server.accepted == 1);
+    CHECK(client.stats().connections_opened == 1);
+    CHECK(client.stats().connections_reused == 9);
+}
+
+TEST_CASE("concurrent requests beyond the pool cap queue instead of opening sockets") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        co_await c.sleep(std::chrono::milliseconds(2));
+        co_return co_await c.write(response(200, req.body()));
+    });
+    HttpClient client(runtime(), {.max_connections_per_host = 8});
+    rath::async::TaskGroup<HttpResponse> group(runtime());
+    for (int i = 0; i < 200; ++i)
+        group.spawn(client.async_request({.url = server.url(), .body = std::to_string(i)}));
+    auto results = group.join();
+    REQUIRE(results.size() == 200);
+    for (int i = 0; i < 200; ++i) {
+        CHECK(results[i].status == 200);
+        CHECK(results[i].body == std::to_string(i));
+    }
+    CHECK(server.accepted <= 8);
+    CHECK(server.max_active <= 8);
+    CHECK(server.requests == 200);
+    CHECK(client.stats().connections_opened <= 8);
+}
+
+TEST_CASE("a kept-alive connection the server closed on the next request is retried once on a fresh one") {
+    // The first connection answers once, then drops the second request it receives
+    // without a byte: exactly the race of a server closing an idle connection.
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        if (c.requests_on_connection == 2) co_return false;
+        co_return co_await c.write(response(200, "ok"));
+    });
+    HttpClient client(runtime());
+    CHECK(client.request({.method = "GET", .url = server.url()}).body == "ok");
+    CHECK(client.request({.method = "GET", .url = server.url()}).body == "ok");
+    CHECK(client.stats().stale_retries == 1);
+    CHECK(server.accepted == 2);
+}
+
+TEST_CASE("an idle connection closed by the server is not used again") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.write(response(200, "ok"));
+        co_return false;  // close right after answering, without announcing it
+    });
+    HttpClient client(runtime());
+    for (int i = 0; i < 3; ++i) {
+        CHECK(client.request({.method = "GET", .url = server.url()}).body == "ok");
+        // Let the FIN arrive so that the pool can see it; either way the request must succeed.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(server.accepted == 3);
+}
+
+TEST_CASE("a connection reset in the middle of the body is a closed error without a retry") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(100, 'x'));
+        co_await c.sleep(std::chrono::milliseconds(20));
+        c.reset();
+        co_return false;
+    });
+    HttpClient client(runtime());
+    auto e = expect_error(client, {.method = "GET", .url = server.url("/reset")});
+    CHECK(e.kind() == HttpErrorKind::closed);
+    CHECK(e.url() == server.url("/reset"));
+    CHECK(server.requests == 1);
+}
+
+TEST_CASE("a connection closed before any response byte on a fresh connection is not retried") {
+    TestServer server([](ServerConnection&, const Request&) -> asio::awaitable<bool> { co_return false; });
+    HttpClient client(runtime());
+    auto e = expect_error(client, {.method = "GET", .url = server.url()});
+    CHECK(e.kind() == HttpErrorKind::closed);
+    CHECK(server.requests == 1);
+}
+
+TEST_CASE("a body that stops dripping hits the read timeout") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+        co_await c.sleep(std::chrono::milliseconds(3000));
+        co_return false;
+    });
+    HttpClient client(runtime(), {.read_timeout = std::chrono::milliseconds(150)});
+    auto e = expect_error(client, {.method = "GET", .url = server.url()});
+    CHECK(e.kind() == HttpErrorKind::timeout);
+    CHECK(std::string(e.what()).find("no progress for 150 ms") != std::string::npos);
+}
+
+TEST_CASE("a body that drips forever hits the total timeout") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+        for (int i = 0; i < 200; ++i) {
+            if (!co_await c.write("x")) break;
+            co_await c.sleep(std::chrono::milliseconds(20));
+        }
+        co_return false;
+    });
+    HttpClient client(runtime(), {.read_timeout = std::chrono::milliseconds(2000),
+                                  .total_timeout = std::chrono::milliseconds(300)});
+    rath::async::Runtime::default_runtime();
+    auto e = expect_error(client, {.method = "GET", .url = server.url()});
+    CHECK(e.kind() == HttpErrorKind::timeout);
+    CHECK(std::string(e.what()).find("total timeout of 300 ms") != std::string::npos);
+}
+
+TEST_CASE("a refused connection is a connect error") {
+    std::uint16_t port;
+    {
+        asio::io_context io;
+        tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        port = a.local_endpoint().port();
+    }
+    HttpClient client(runtime());
+    auto e = expect_error(client, {.method = "GET", .url = "http://127.0.0.1:" + std::to_string(port) + "/"});
+    CHECK(e.kind() == HttpErrorKind::connect);
+}
+
+TEST_CASE("a connect that gets no answer hits the connect timeout") {
+    // A listener whose accept queue is full drops further SYNs, so connect hangs.
+    asio::io_context io;
+    tcp::acceptor a(io);
+    a.open(tcp::v4());
+    a.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    a.listen(0);
+    // Non-blocking raw connects: the first one fills the queue, the rest stay pending.
+    std::vector<int> fillers;
+    const auto ep = a.local_endpoint();
+    for (int i = 0; i < 3; ++i) {
+        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        REQUIRE(fd >= 0);
+        ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
+        fillers.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    HttpClient client(runtime(), {.connect_timeout = std::chrono::milliseconds(200)});
+    auto e = expect_error(client, {.method = "GET", .url = "http://127.0.0.1:" + std::to_string(a.local_endpoint().port()) + "/"});
+    CHECK(e.kind() == HttpErrorKind::timeout);
+    CHECK(std::string(e.what()).find("connect timed out") != std::string::npos);
+    for (int fd : fillers) ::close(fd);
+}
+
+TEST_CASE("a streamed body is delivered in pieces as it arrives") {
+    std::atomic<int> seen{0};
+    TestServer server([&](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+        for (int i = 0; i < 3; ++i) {
+            std::string piece = "data: " + std::to_string(i) + "\n\n";
+            char size[16];
+            std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+            co_await c.write(size + piece + "\r\n");
+            // Wait until the client has seen this piece before sending the next one.
+            for (int spin = 0; spin < 2000 && seen.load() <= i; ++spin) co_await c.sleep(std::chrono::milliseconds(1));
+        }
+        co_return co_await c.write("0\r\n\r\n");
+    });
+    HttpClient client(runtime());
+    std::vector<std::string> pieces;
+    std::string all;
+    auto r = rath::async::block_on(runtime(), client.async_stream({.url = server.url(), .body = "{}"},
+                                                                   [&](std::string_view bytes) {
+                                                                       pieces.emplace_back(bytes);
+                                                                       all += bytes;
+                                                                       ++seen;
+                                                                   }));
+    CHECK(r.status == 200);
+    CHECK(r.body.empty());
+    CHECK(r.header("content-type") == "text/event-stream");
+    CHECK(pieces.size() >= 3);
+    CHECK(all == "data: 0\n\ndata: 1\n\ndata: 2\n\n");
+}
+
+TEST_CASE("a 4xx on the stream path is read whole and on_body is never called") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_return co_await c.write(response(429, R"({"error":{"type":"rate_limit_error","message":"slow down"}})",
+                                            "Retry-After: 3\r\nContent-Type: application/json\r\n"));
+    });
+    HttpClient client(runtime());
+    int calls = 0;
+    auto r = rath::async::block_on(runtime(), client.async_stream({.url = server.url(), .body = "{}"},
+                                                                   [&](std::string_view) { ++calls; }));
+    CHECK(r.status == 429);
+    CHECK(calls == 0);
+    CHECK(r.body == R"({"error":{"type":"rate_limit_error","message":"slow down"}})");
+    CHECK(rath::net::retry_after_from_headers(r)->count() == doctest::Approx(3.0));
+}
+
+TEST_CASE("an exception thrown by on_body aborts the stream and discards the connection") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_return co_await c.write(response(200, "data: x\n\n"));
+    });
+    HttpClient client(runtime());
+    CHECK_THROWS_WITH_AS(rath::async::block_on(runtime(), client.async_stream({.url = server.url()},
+                                                                              [](std::string_view) {
+                                                                                  throw std::runtime_error("stop");
+                                                                              })),
+                         "stop", std::runtime_error);
+    CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
+    CHECK(server.accepted == 2);
+}
+
+TEST_CASE("invalid URLs and header injection are rejected before any I/O") {
+    HttpClient client(runtime());
+    CHECK(expect_error(client, {.url = "ftp://example.com/"}).kind() == HttpErrorKind::invalid_request);
+    CHECK(expect_error(client, {.url = "not a url"}).kind() == HttpErrorKind::invalid_request);
+    auto e = expect_error(client, {.url = "http://127.0.0.1:1/", .headers = {{"Authorization", "Bearer sk-secret\r\nX: y"}}});
+    CHECK(e.kind() == HttpErrorKind::invalid_request);
+    CHECK(std::string(e.what()).find("Authorization") != std::string::npos);
+    CHECK(std::string(e.what()).find("sk-secret") == std::string::npos);
+}
+
+TEST_CASE("error messages name the URL without credentials or query") {
+    std::uint16_t port;
+    {
+        asio::io_context io;
+        tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        port = a.local_endpoint().port();
+    }
+    HttpClient client(runtime());
+    auto e = expect_error(client, {.url = "http://user:hunter2@127.0.0.1:" + std::to_string(port) + "/p?key=sk-secret",
+                                   .headers = {{"x-api-key", "sk-secret"}}});
+    const std::string what = e.what();
+    CHECK(e.url() == "http://127.0.0.1:" + std::to_string(port) + "/p");
+    CHECK(what.find("hunter2") == std::string::npos);
+    CHECK(what.find("sk-secret") == std::string::npos);
+}
+
+TEST_CASE("the sync facade refuses to block a runtime thread") {
+    HttpClient client(runtime());
+    auto op = [&]() -> asio::awaitable<bool> {
+        try {
+            client.request({.method = "GET", .url = "http://127.0.0.1:1/"});
+        } catch (const rath::async::DeadlockError&) {
+            co_return true;
+        }
+        co_return false;
+    };
+    CHECK(rath::async::block_on(runtime(), op()));
+}
