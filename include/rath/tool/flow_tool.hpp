@@ -1,0 +1,66 @@
+#pragma once
+// FlowToolCall (backend_tools.md §6.1): the object a model calls by name, as distinct
+// from a backend payload. It carries a JSON-Schema object for its parameters and
+// runs with the session it was called for.
+#include <rath/backend/result.hpp>
+#include <rath/tool/error.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace rath {
+class Session;
+}
+
+namespace rath::tool {
+
+// A resource key: same key in call order, different keys in parallel (§6.5).
+using ResourceKey = std::vector<std::string>;
+
+// What a tool returns: a backend result (built-ins: a ToolResult or a bool) or any
+// JSON value (user tools).
+using ToolReturn = std::variant<boost::json::value, backend::DispatchResult>;
+
+class FlowToolCall : public std::enable_shared_from_this<FlowToolCall> {
+public:
+    FlowToolCall(std::string name, std::optional<std::string> description, boost::json::object parameters);
+    virtual ~FlowToolCall();
+    FlowToolCall(const FlowToolCall&) = delete;
+    FlowToolCall& operator=(const FlowToolCall&) = delete;
+
+    const std::string& name() const noexcept { return name_; }
+    const std::optional<std::string>& description() const noexcept { return description_; }
+    // The OpenAI function `parameters` (a JSON-Schema object).
+    const boost::json::object& parameters() const noexcept { return parameters_; }
+
+    // Parallel-safe tools lane per key; others run one at a time per instance.
+    virtual bool parallel_safe() const { return false; }
+    // Sandbox-scoped tools lane per sandbox (built-ins); others across every caller.
+    virtual bool sandbox_scoped() const { return false; }
+    // Default: ("safe", name) when parallel_safe, else ("global").
+    virtual ResourceKey resource_key(const boost::json::object& arguments) const;
+    // Tools that share this name share lanes (the four filesystem built-ins share
+    // "builtin:fs" so a write then a read of one path stay in order). Default: this
+    // instance.
+    virtual std::string lane_group() const;
+
+    virtual boost::asio::awaitable<ToolReturn> async_call(Session session, boost::json::object arguments) = 0;
+    // Sync facade (blocks; DeadlockError on a runtime thread).
+    ToolReturn call(const Session& session, boost::json::object arguments);
+
+private:
+    std::string name_;
+    std::optional<std::string> description_;
+    boost::json::object parameters_;
+};
+
+using FlowToolPtr = std::shared_ptr<FlowToolCall>;
+
+}  // namespace rath::tool

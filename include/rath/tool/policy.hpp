@@ -1,0 +1,52 @@
+#pragma once
+// Tool policy (backend_tools.md §6.6): the only gate before a tool runs. Attach one
+// to a session; dispatch_flow_tool consults it and a denial becomes the
+// `tool_policy_denied` failure without running the tool.
+#include <rath/backend/result.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rath {
+class Session;
+}
+
+namespace rath::tool {
+
+struct ToolPolicy {
+    std::optional<std::set<std::string>> allow_tools{};  // set (even empty): only these names
+    std::vector<std::string> fs_roots{};                 // args.path must lie under one
+    std::vector<std::string> command_allow{};            // first token of args.cmd
+    std::vector<std::string> command_deny{};
+    std::optional<long long> max_calls{};                // per session
+};
+
+// Immutable policy plus this session's call counter.
+class ToolPolicyEnforcer {
+public:
+    // Throws ToolArgumentError: "max_calls must be non-negative when set",
+    // "pass command_allow or command_deny, not both".
+    explicit ToolPolicyEnforcer(ToolPolicy policy);
+    const ToolPolicy& policy() const noexcept { return policy_; }
+    // The denial reason, or nullopt (and one call of the budget used).
+    std::optional<std::string> check(const std::string& tool_name, const boost::json::object& args);
+    long long calls() const;
+
+private:
+    ToolPolicy policy_;
+    mutable std::mutex mu_;
+    long long calls_ = 0;
+};
+
+// Attaches `policy` to the session (by session id; forks get their own id and no
+// policy). Pass nullopt to remove it.
+void set_tool_policy(const Session& session, std::optional<ToolPolicy> policy);
+std::shared_ptr<ToolPolicyEnforcer> tool_policy_enforcer(const Session& session);
+
+}  // namespace rath::tool

@@ -1,0 +1,226 @@
+#pragma once
+// A user tool in a few lines: the arguments are a Boost.Describe'd struct, the JSON
+// Schema is derived from it, and the arguments are validated and converted before
+// the function runs (a mismatch is a ToolArgumentError naming the field).
+//
+//   struct AddArgs { long long x; };
+//   BOOST_DESCRIBE_STRUCT(AddArgs, (), (x))
+//   auto add_one = rath::tool::make_tool<AddArgs>("add_one", "Add one to x.",
+//       [](rath::Session, AddArgs a) { return boost::json::value(a.x + 1); });
+#include <rath/session/tool_dispatch.hpp>
+#include <rath/tool/flow_tool.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/describe.hpp>
+#include <boost/json.hpp>
+#include <boost/mp11/algorithm.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace rath::tool {
+
+struct ToolTraits {
+    bool parallel_safe = false;
+    bool sandbox_scoped = false;
+    std::map<std::string, std::string> field_descriptions{};  // "description" per member name
+};
+
+namespace detail {
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {
+    using inner = T;
+};
+template <class T>
+struct is_vector : std::false_type {};
+template <class T>
+struct is_vector<std::vector<T>> : std::true_type {
+    using inner = T;
+};
+template <class T>
+struct is_awaitable : std::false_type {};
+template <class T, class E>
+struct is_awaitable<boost::asio::awaitable<T, E>> : std::true_type {
+    using inner = T;
+};
+
+template <class T>
+constexpr bool described = boost::describe::has_describe_members<T>::value;
+
+template <class T>
+boost::json::object object_schema(const std::map<std::string, std::string>& descriptions = {});
+
+template <class T>
+boost::json::object type_schema() {
+    using boost::json::object;
+    if constexpr (std::is_same_v<T, bool>)
+        return object{{"type", "boolean"}};
+    else if constexpr (std::is_integral_v<T>)
+        return object{{"type", "integer"}};
+    else if constexpr (std::is_floating_point_v<T>)
+        return object{{"type", "number"}};
+    else if constexpr (std::is_same_v<T, std::string>)
+        return object{{"type", "string"}};
+    else if constexpr (is_optional<T>::value) {
+        auto s = type_schema<typename is_optional<T>::inner>();
+        s["type"] = boost::json::array{s["type"], "null"};
+        return s;
+    } else if constexpr (is_vector<T>::value)
+        return object{{"type", "array"}, {"items", type_schema<typename is_vector<T>::inner>()}};
+    else if constexpr (std::is_same_v<T, boost::json::value>)
+        return object{};
+    else {
+        static_assert(described<T>, "tool argument types: bool, integers, floating point, std::string, "
+                                    "std::optional, std::vector, boost::json::value or a described struct");
+        return object_schema<T>();
+    }
+}
+
+template <class T>
+boost::json::object object_schema(const std::map<std::string, std::string>& descriptions) {
+    boost::json::object props;
+    boost::json::array required;
+    boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>([&](auto D) {
+        using M = std::remove_cvref_t<decltype(std::declval<T&>().*D.pointer)>;
+        auto s = type_schema<M>();
+        if (auto it = descriptions.find(D.name); it != descriptions.end()) s["description"] = it->second;
+        props[D.name] = std::move(s);
+        if (!is_optional<M>::value) required.emplace_back(D.name);
+    });
+    return boost::json::object{{"type", "object"},
+                               {"properties", std::move(props)},
+                               {"required", std::move(required)},
+                               {"additionalProperties", false}};
+}
+
+[[noreturn]] inline void bad_argument(const std::string& where, const char* want, const boost::json::value& got) {
+    static constexpr const char* names[] = {"null", "bool", "int", "int", "float", "str", "list", "dict"};
+    throw ToolArgumentError("argument '" + where + "': expected " + want + ", got " +
+                                names[static_cast<int>(got.kind())],
+                            "ValueError");
+}
+
+template <class T>
+T from_json(const boost::json::value& v, const std::string& where);
+
+template <class T>
+T from_json(const boost::json::value& v, const std::string& where) {
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!v.is_bool()) bad_argument(where, "boolean", v);
+        return v.get_bool();
+    } else if constexpr (std::is_integral_v<T>) {
+        if (v.is_int64()) return static_cast<T>(v.get_int64());
+        if (v.is_uint64()) return static_cast<T>(v.get_uint64());
+        if (v.is_double() && v.get_double() == static_cast<double>(static_cast<long long>(v.get_double())))
+            return static_cast<T>(v.get_double());
+        bad_argument(where, "integer", v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!v.is_number()) bad_argument(where, "number", v);
+        return v.to_number<T>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (!v.is_string()) bad_argument(where, "string", v);
+        return std::string(v.get_string());
+    } else if constexpr (is_optional<T>::value) {
+        if (v.is_null()) return std::nullopt;
+        return from_json<typename is_optional<T>::inner>(v, where);
+    } else if constexpr (is_vector<T>::value) {
+        if (!v.is_array()) bad_argument(where, "array", v);
+        T out;
+        std::size_t i = 0;
+        for (auto& x : v.get_array())
+            out.push_back(from_json<typename is_vector<T>::inner>(x, where + "[" + std::to_string(i++) + "]"));
+        return out;
+    } else if constexpr (std::is_same_v<T, boost::json::value>) {
+        return v;
+    } else {
+        if (!v.is_object()) bad_argument(where, "object", v);
+        const auto& o = v.get_object();
+        T out{};
+        std::size_t known = 0;
+        boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>([&](auto D) {
+            using M = std::remove_cvref_t<decltype(out.*D.pointer)>;
+            std::string name = where.empty() ? D.name : where + "." + D.name;
+            auto it = o.find(D.name);
+            if (it == o.end()) {
+                if constexpr (!is_optional<M>::value)
+                    throw ToolArgumentError("missing required argument '" + name + "'", "ValueError");
+                return;
+            }
+            ++known;
+            out.*D.pointer = from_json<M>(it->value(), name);
+        });
+        if (known != o.size())
+            for (auto& [k, _] : o) {
+                bool found = false;
+                boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>(
+                    [&](auto D) { found = found || k == D.name; });
+                if (!found)
+                    throw ToolArgumentError("unexpected argument '" + (where.empty() ? std::string(k) : where + "." + std::string(k)) + "'",
+                                            "ValueError");
+            }
+        return out;
+    }
+}
+
+template <class R>
+boost::json::value result_to_json(R&& r) {
+    using T = std::remove_cvref_t<R>;
+    if constexpr (std::is_same_v<T, boost::json::value>)
+        return std::forward<R>(r);
+    else if constexpr (described<T>)
+        return boost::json::value_from(std::forward<R>(r));
+    else
+        return boost::json::value(std::forward<R>(r));
+}
+
+template <class Args, class F>
+class TypedTool final : public FlowToolCall {
+public:
+    TypedTool(std::string name, std::string description, F fn, ToolTraits traits)
+        : FlowToolCall(std::move(name), std::move(description), object_schema<Args>(traits.field_descriptions)),
+          fn_(std::move(fn)),
+          traits_(std::move(traits)) {}
+    bool parallel_safe() const override { return traits_.parallel_safe; }
+    bool sandbox_scoped() const override { return traits_.sandbox_scoped; }
+
+    boost::asio::awaitable<ToolReturn> async_call(Session session, boost::json::object arguments) override {
+        Args args = from_json<Args>(boost::json::value(std::move(arguments)), "");  // validated before the call
+        using R = std::invoke_result_t<F&, Session, Args>;
+        if constexpr (is_awaitable<R>::value) {
+            auto pending = fn_(std::move(session), std::move(args));
+            auto r = co_await std::move(pending);
+            co_return ToolReturn(result_to_json(std::move(r)));
+        } else {
+            rath::ToolDispatchScope scope;  // a sync body may read its own pending session
+            co_return ToolReturn(result_to_json(fn_(std::move(session), std::move(args))));
+        }
+    }
+
+private:
+    F fn_;
+    ToolTraits traits_;
+};
+
+}  // namespace detail
+
+// Schema of a described argument struct (what make_tool sends as `parameters`).
+template <class Args>
+boost::json::object schema_of(const std::map<std::string, std::string>& descriptions = {}) {
+    return detail::object_schema<Args>(descriptions);
+}
+
+// `fn(Session, Args)` returns a JSON value, a described struct, a number, a string,
+// or an awaitable of one of those.
+template <class Args, class F>
+FlowToolPtr make_tool(std::string name, std::string description, F fn, ToolTraits traits = {}) {
+    return std::make_shared<detail::TypedTool<Args, F>>(std::move(name), std::move(description), std::move(fn),
+                                                         std::move(traits));
+}
+
+}  // namespace rath::tool

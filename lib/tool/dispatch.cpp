@@ -1,0 +1,182 @@
+#include <rath/async/block_on.hpp>
+#include <rath/async/runtime.hpp>
+#include <rath/session.hpp>
+#include <rath/tool/dispatch.hpp>
+#include <rath/tool/policy.hpp>
+
+#include <boost/system/system_error.hpp>
+
+#include <cxxabi.h>
+#include <stdexcept>
+#include <typeinfo>
+
+namespace rath::tool {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace rb = rath::backend;
+
+namespace {
+
+std::string demangled_leaf(const std::type_info* ti) {
+    if (!ti) return "Exception";
+    int status = 0;
+    char* d = abi::__cxa_demangle(ti->name(), nullptr, nullptr, &status);
+    std::string name = (status == 0 && d) ? d : ti->name();
+    std::free(d);
+    if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
+    return name;
+}
+
+// Cancellation and runtime shutdown are never converted into failures (§6.7).
+bool is_uncatchable(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const rath::async::CancelledError&) {
+        return true;
+    } catch (const rath::async::RuntimeShutdownError&) {
+        return true;
+    } catch (const boost::system::system_error& se) {
+        return se.code() == asio::error::operation_aborted;
+    } catch (...) {
+        return false;
+    }
+}
+
+rb::ToolExecutionFailure exception_failure(std::exception_ptr e) {
+    auto [message, type] = describe_exception(e);
+    return rb::ToolExecutionFailure{"tool_execution_exception", message, type};
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> describe_exception(std::exception_ptr e) {
+    std::string type, what;
+    try {
+        std::rethrow_exception(e);
+    } catch (const ToolError& x) {
+        type = x.python_type();
+        what = x.what();
+    } catch (const rath::async::TimeoutError& x) {
+        type = "TimeoutError";
+        what = x.what();
+    } catch (const std::invalid_argument& x) {
+        type = "ValueError";
+        what = x.what();
+    } catch (const std::out_of_range& x) {
+        type = "IndexError";
+        what = x.what();
+    } catch (const std::exception& x) {
+        type = demangled_leaf(abi::__cxa_current_exception_type());
+        if (type == "runtime_error") type = "RuntimeError";
+        what = x.what();
+    } catch (...) {
+        type = demangled_leaf(abi::__cxa_current_exception_type());
+        what = "unknown exception";
+    }
+    return {type + ": " + what, type};
+}
+
+namespace {
+// Tool group + ("unsafe") or ("safe", key...); \x1f separates parts so that no key
+// text can forge another lane.
+std::string base_lane(const FlowToolCall& tool, const ResourceKey& key) {
+    std::string lane = tool.lane_group();
+    auto add = [&](const std::string& part) {
+        lane += '\x1f';
+        lane += part;
+    };
+    if (tool.parallel_safe()) {
+        add("safe");
+        for (auto& k : key) add(k);
+    } else {
+        add("unsafe");
+    }
+    return lane;
+}
+}  // namespace
+
+std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Session& session) {
+    std::string lane = base_lane(tool, key);
+    if (tool.sandbox_scoped()) {
+        auto sb = session.sandbox();
+        if (sb && !sb->closed())
+            lane += "\x1fsandbox:" + std::string(sb->backend_name()) + ":" + sb->handle();
+        else
+            lane += "\x1fsession:" + session.id();
+    }
+    return lane;
+}
+
+namespace {
+
+asio::awaitable<ToolReturn> guarded_call(FlowToolPtr t, Session s, json::object a) {
+    std::exception_ptr err;
+    try {
+        co_return co_await t->async_call(std::move(s), std::move(a));
+    } catch (...) {
+        err = std::current_exception();
+    }
+    if (is_uncatchable(err)) std::rethrow_exception(err);
+    co_return ToolReturn(rb::DispatchResult(exception_failure(err)));
+}
+
+asio::awaitable<ToolReturn> scoped_call(rath::async::Runtime& rt, FlowToolPtr t, Session s, json::object a, std::string base) {
+    if (!t->sandbox_scoped()) co_return co_await guarded_call(std::move(t), std::move(s), std::move(a));
+    if (s.sandbox_backend() && (!s.sandbox() || s.sandbox()->closed())) {
+        try {
+            (void)co_await s.async_require_sandbox();
+        } catch (...) {
+            auto e = std::current_exception();
+            if (is_uncatchable(e)) throw;  // otherwise the tool reports the open failure itself
+        }
+    }
+    auto sb = s.sandbox();
+    if (!sb || sb->closed()) co_return co_await guarded_call(std::move(t), std::move(s), std::move(a));
+    std::string inner = base + "\x1fsandbox:" + std::string(sb->backend_name()) + ":" + sb->handle();
+    auto call = guarded_call(std::move(t), std::move(s), std::move(a));
+    co_return co_await rt.strands().async_run(std::move(inner), std::move(call));
+}
+
+}  // namespace
+
+asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, FlowToolPtr tool, json::object arguments,
+                                                             rath::async::Runtime* runtime) {
+    auto& rt = runtime ? *runtime : rath::async::Runtime::default_runtime();
+    json::object args = arguments;  // the tool gets its own copy
+
+    // 1. Policy: a denial never runs the tool and uses no budget.
+    if (auto enforcer = tool_policy_enforcer(session)) {
+        if (auto reason = enforcer->check(tool->name(), args))
+            co_return make_dispatch_result(ToolReturn(rb::DispatchResult(
+                rb::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()})));
+    }
+
+    // 3. Resource key; a throwing key means the tool body does not run.
+    ResourceKey key;
+    try {
+        key = tool->resource_key(args);
+    } catch (...) {
+        auto e = std::current_exception();
+        if (is_uncatchable(e)) throw;
+        co_return make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e))));
+    }
+
+    // 4. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped
+    //    tools take the session's lane first (keeps one session's calls in call order
+    //    even while its sandbox is being opened lazily), then the sandbox's lane (two
+    //    sessions sharing a sandbox take turns). Always in that order: no cycles.
+    std::string base = base_lane(*tool, key);
+    auto op = scoped_call(rt, tool, session, std::move(args), base);
+    std::string outer = tool->sandbox_scoped() ? base + "\x1fsession:" + session.id() : base;
+    ToolReturn raw = co_await rt.strands().async_run(std::move(outer), std::move(op));
+    co_return make_dispatch_result(std::move(raw));
+}
+
+ToolDispatchResult dispatch_flow_tool(const Session& session, FlowToolPtr tool, json::object arguments,
+                                      rath::async::Runtime* runtime) {
+    auto& rt = runtime ? *runtime : rath::async::Runtime::default_runtime();
+    return rath::async::block_on(rt, async_dispatch_flow_tool(session, std::move(tool), std::move(arguments), runtime));
+}
+
+}  // namespace rath::tool
