@@ -1,0 +1,114 @@
+#pragma once
+// ~/.openrath/config.json: schema-validated, round-trips unknown keys at every level,
+// saved atomically with mode 0600, and cached process-wide by (mtime, size).
+#include <rath/config/paths.hpp>
+#include <rath/error.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rath::config {
+
+inline constexpr int schema_version = 1;
+
+// Invalid JSON, a non-object top level, or a schema violation (the message names
+// the file and the key path).
+class ConfigError : public Error {
+public:
+    using Error::Error;
+};
+
+// A named entry that does not exist, or no name and no default.
+class ConfigLookupError : public Error {
+public:
+    using Error::Error;
+};
+
+struct LlmProviderEntry {
+    std::string provider_kind = "openai";  // "openai" | "anthropic" | "litellm"
+    std::optional<std::string> model{};
+    std::optional<std::string> api_key{};
+    std::optional<std::string> base_url{};
+    std::optional<double> temperature{};
+    std::optional<std::int64_t> max_tokens{};
+};
+
+struct McpServerEntry {
+    std::vector<std::string> command{};  // may be empty
+    std::vector<std::pair<std::string, std::string>> env{};
+};
+
+struct MemoryProviderEntry {
+    std::string backend_kind = "local";  // "local" | "milvus"
+    std::optional<std::string> path{};
+    std::optional<std::string> embedding_provider{};
+    std::optional<std::string> chat_provider{};
+};
+
+// The default document, serialised exactly as a fresh save writes it.
+std::string default_config_text();
+// 2-space indent, UTF-8 unescaped, trailing newline (the config file format).
+std::string dump_pretty(const boost::json::value& v);
+
+class ConfigStore {
+public:
+    // Reads `path` now. Missing file: all defaults. Throws ConfigError on bad content.
+    explicit ConfigStore(std::filesystem::path path);
+
+    // Cached store of resolve_config_path() (or `path`): the same instance while the
+    // file's (mtime, size) is unchanged. Shared and mutable: changes are visible to
+    // every holder. A missing file is never cached.
+    static std::shared_ptr<ConfigStore> load();
+    static std::shared_ptr<ConfigStore> load(const std::filesystem::path& path);
+    static void clear_cache();
+
+    const std::filesystem::path& path() const noexcept { return path_; }
+    std::filesystem::path dir() const { return path_.parent_path(); }
+    bool loaded_from_file() const noexcept { return from_file_; }
+
+    // The validated document in declared key order (unknown keys kept after them).
+    boost::json::object document() const;
+    // Replaces the document after validating it (throws ConfigError).
+    void set_document(boost::json::object doc);
+
+    std::optional<std::string> default_llm_provider() const;
+    std::optional<std::string> embedding_provider() const;
+    std::optional<std::string> vlm_provider() const;
+    std::vector<std::string> llm_provider_names() const;  // file order
+    bool has_llm_provider(std::string_view name) const;
+    // name unset: llm.default_provider. Errors: "no LLM provider name given ..." and
+    // "LLM provider '<n>' not found in <path>; available: [...]".
+    LlmProviderEntry get_llm_provider(std::optional<std::string_view> name = std::nullopt) const;
+    // The default provider if it has this kind, else the first entry of the kind.
+    std::optional<std::pair<std::string, LlmProviderEntry>> find_provider_by_kind(std::string_view kind) const;
+    void set_llm_provider(const std::string& name, const LlmProviderEntry& entry);
+    void set_default_llm_provider(std::optional<std::string> name);
+    void set_embedding_provider(std::optional<std::string> name);
+    void set_vlm_provider(std::optional<std::string> name);
+
+    MemoryProviderEntry get_memory_provider(std::optional<std::string_view> name = std::nullopt) const;
+    McpServerEntry get_mcp_server(std::string_view name) const;
+    std::vector<std::pair<std::string, McpServerEntry>> enabled_mcp_servers() const;
+
+    // Creates the directory (+ deny-all .gitignore), amends a project .gitignore,
+    // writes a 0600 temp file and renames it over config.json, then evicts the cache.
+    void save();
+
+private:
+    std::filesystem::path path_{};
+    bool from_file_ = false;
+    mutable std::mutex mu_;
+    boost::json::object doc_{};
+};
+
+}  // namespace rath::config

@@ -1,0 +1,34 @@
+#pragma once
+// Anthropic Messages API client.
+#include <rath/llm/chat_client.hpp>
+
+#include <string>
+
+namespace rath::llm {
+
+inline constexpr const char* anthropic_version = "2023-06-01";
+inline constexpr std::int64_t anthropic_default_max_tokens = 4096;
+
+class AnthropicChatClient final : public ChatClient {
+public:
+    // Throws ProviderConfigError "No Anthropic api_key found ..." without a key.
+    explicit AnthropicChatClient(Provider provider, ChatClientOptions options = {});
+
+    const Provider& provider() const noexcept override { return provider_; }
+    std::string_view kind() const noexcept override { return "anthropic"; }
+    bool supports_streaming() const noexcept override { return true; }
+
+    boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) override;
+    boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta) override;
+
+    const std::string& base_url() const noexcept { return base_url_; }
+    std::string resolve_model(const ChatRequest& request) const;
+
+private:
+    Provider provider_{};
+    ChatClientOptions options_{};
+    std::shared_ptr<rath::net::HttpClient> http_{};
+    std::string base_url_{}, api_key_{};
+};
+
+}  // namespace rath::llm

@@ -1,0 +1,64 @@
+#pragma once
+// The chat client contract: coroutine calls with a synchronous facade on top.
+#include <rath/async/runtime.hpp>
+#include <rath/llm/provider.hpp>
+#include <rath/llm/request.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/llm/retry.hpp>
+#include <rath/llm/stream_delta.hpp>
+#include <rath/net/http.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rath::llm {
+
+using DeltaCallback = std::function<void(const StreamDelta&)>;
+
+struct ChatClientOptions {
+    rath::async::Runtime* runtime = nullptr;       // null: the default runtime
+    std::shared_ptr<rath::net::HttpClient> http{};   // null: a client built from http_options
+    rath::net::HttpClientOptions http_options{};
+    // Retry knobs below the Provider's retry_max_attempts / retry_base_seconds.
+    double retry_cap_seconds = 30.0;
+    bool retry_jitter = true;
+    double max_retry_after_seconds = 60.0;
+    SleepFn sleep{};  // replaces the retry timer (tests)
+};
+
+class ChatClient {
+public:
+    virtual ~ChatClient() = default;
+
+    virtual const Provider& provider() const noexcept = 0;
+    virtual std::string_view kind() const noexcept = 0;
+
+    // One completion, retried per the provider's policy.
+    virtual boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) = 0;
+
+    virtual bool supports_streaming() const noexcept { return false; }
+    // Streams: `on_delta` sees every delta as it arrives, the folded response is
+    // returned. Only the open phase is retried, never a stream that delivered deltas.
+    // A failure after deltas carries them in ProviderError::partial().
+    virtual boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta);
+
+    // Blocking facades (not callable from a runtime thread).
+    ChatResponse complete(ChatRequest request);
+    ChatResponse stream(ChatRequest request, DeltaCallback on_delta);
+
+    rath::async::Runtime& runtime() const noexcept;
+
+protected:
+    explicit ChatClient(rath::async::Runtime* rt) : runtime_(rt) {}
+
+private:
+    rath::async::Runtime* runtime_;
+};
+
+}  // namespace rath::llm

@@ -1,0 +1,16 @@
+#pragma once
+// Credential and setting resolution: explicit > environment > config file.
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rath::llm {
+
+// The environment variable trimmed; blank or absent gives nullopt.
+std::optional<std::string> env_value(const char* name);
+
+// First candidate that is set and non-blank, trimmed; "" when none is.
+std::string resolve_credential(std::initializer_list<std::optional<std::string>> candidates);
+
+}  // namespace rath::llm

@@ -1,0 +1,53 @@
+#pragma once
+// OpenAI-compatible embeddings (POST {base}/embeddings).
+#include <rath/llm/chat_client.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rath::config {
+class ConfigStore;
+}
+
+namespace rath::llm {
+
+inline constexpr const char* default_embedding_model = "text-embedding-3-small";
+
+struct EmbeddingProvider {
+    std::string model = default_embedding_model;
+    std::optional<std::string> base_url{};
+    std::optional<std::string> api_key{};
+    std::optional<std::int64_t> dimensions{};
+    std::optional<int> retry_max_attempts{};
+    std::optional<double> retry_base_seconds{};
+
+    std::string to_string() const { return model; }
+    // name -> that entry; else llm.embedding_provider; else the default provider's
+    // key/URL with the default embedding model. Set fields of `overrides` win.
+    static EmbeddingProvider from_config(std::optional<std::string_view> name = std::nullopt,
+                                         std::shared_ptr<config::ConfigStore> store = nullptr,
+                                         std::optional<EmbeddingProvider> overrides = std::nullopt);
+};
+
+class EmbeddingClient {
+public:
+    // Throws ProviderConfigError "No API key for EmbeddingProvider ..." without a key.
+    explicit EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options = {});
+
+    const EmbeddingProvider& provider() const noexcept { return provider_; }
+    // Empty input: empty result and no request. Vectors in `data` order.
+    boost::asio::awaitable<std::vector<std::vector<double>>> async_embed(std::vector<std::string> texts);
+    std::vector<std::vector<double>> embed(std::vector<std::string> texts);
+    std::vector<double> embed_one(std::string text);
+
+private:
+    EmbeddingProvider provider_{};
+    ChatClientOptions options_{};
+    std::shared_ptr<rath::net::HttpClient> http_{};
+    std::string base_url_{}, api_key_{};
+};
+
+}  // namespace rath::llm

@@ -1,0 +1,40 @@
+#pragma once
+// OpenAI-compatible Chat Completions client (OpenAI, Azure, vLLM, Ollama, DeepSeek,
+// Groq, Mistral, OpenRouter, LiteLLM proxies, ...).
+#include <rath/llm/chat_client.hpp>
+
+#include <string>
+
+namespace rath::llm {
+
+class OpenAIChatClient final : public ChatClient {
+public:
+    // Resolves base URL, key (Azure-aware order) and api-version now; throws
+    // ProviderConfigError "No API key found ..." when there is no key anywhere.
+    explicit OpenAIChatClient(Provider provider, ChatClientOptions options = {});
+
+    const Provider& provider() const noexcept override { return provider_; }
+    std::string_view kind() const noexcept override { return "openai"; }
+    bool supports_streaming() const noexcept override { return true; }
+
+    boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) override;
+    boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta) override;
+
+    const std::string& base_url() const noexcept { return base_url_; }
+    bool is_azure() const noexcept { return azure_; }
+    bool is_legacy_azure() const noexcept { return legacy_azure_; }
+    const std::string& api_version() const noexcept { return api_version_; }
+    // The request.model -> Provider.model -> OPENAI_DEFAULT_MODEL -> config chain.
+    std::string resolve_model(const ChatRequest& request) const;
+    // The URL a chat request for `model` goes to.
+    std::string chat_url(const std::string& model) const;
+
+private:
+    Provider provider_{};
+    ChatClientOptions options_{};
+    std::shared_ptr<rath::net::HttpClient> http_{};
+    std::string base_url_{}, api_key_{}, api_version_{};
+    bool azure_ = false, legacy_azure_ = false;
+};
+
+}  // namespace rath::llm

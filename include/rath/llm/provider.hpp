@@ -1,0 +1,81 @@
+#pragma once
+// Provider: which endpoint/model/key to use plus the sampling and policy defaults
+// the session loop copies into each request. Every field is optional; unset fields
+// fall back to the environment and then to ~/.openrath/config.json.
+#include <rath/llm/request.hpp>
+#include <rath/llm/usage.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rath::config {
+class ConfigStore;
+}
+
+namespace rath::llm {
+
+struct Provider {
+    // Connection
+    std::optional<std::string> base_url{};
+    std::optional<std::string> api_key{};
+    std::optional<std::string> model{};
+    std::optional<std::string> provider_kind{};  // unset = "openai"
+    // Sampling (copied 1:1 into requests by apply_to)
+    std::optional<double> temperature{};
+    std::optional<double> top_p{};
+    std::optional<std::int64_t> max_completion_tokens{};
+    std::optional<std::int64_t> max_tokens{};
+    std::optional<StopSequences> stop{};
+    std::optional<std::int64_t> n{};
+    std::optional<std::int64_t> seed{};
+    std::optional<double> frequency_penalty{};
+    std::optional<double> presence_penalty{};
+    std::optional<boost::json::value> tool_choice{};
+    std::optional<bool> parallel_tool_calls{};
+    std::optional<boost::json::object> response_format{};
+    std::optional<boost::json::object> logit_bias{};
+    std::optional<bool> logprobs{};
+    std::optional<std::int64_t> top_logprobs{};
+    std::optional<std::string> reasoning_effort{};
+    std::optional<std::string> verbosity{};
+    std::optional<boost::json::object> metadata{};
+    std::optional<std::string> user{};
+    std::optional<bool> store{};
+    std::optional<std::string> service_tier{};
+    boost::json::object extra_create_args{};
+    // Policy
+    std::optional<int> retry_max_attempts{};     // unset: 4
+    std::optional<double> retry_base_seconds{};  // unset: 0.5
+    std::optional<std::int64_t> budget_total_tokens{};
+    // Called once when a session's cumulative total first exceeds the budget; may
+    // throw (e.g. BudgetExceededError) to abort the loop.
+    std::function<void(std::string_view session_id, const TokenUsage& cumulative)> on_budget_exceeded{};
+
+    // Kind with the default applied.
+    std::string kind() const { return provider_kind.value_or("openai"); }
+    // The only text form: the model name or "(no model)" (never the key).
+    std::string to_string() const;
+
+    // Fills the request's unset sampling fields (and extra_create_args keys) from
+    // this provider.
+    void apply_to(ChatRequest& request) const;
+
+    // Entry `name` (or llm.default_provider) of the store (default: the cached
+    // config), then every set field of `overrides` wins.
+    static Provider from_config(std::optional<std::string_view> name = std::nullopt,
+                                std::shared_ptr<config::ConfigStore> store = nullptr);
+    static Provider from_config(std::optional<std::string_view> name, std::shared_ptr<config::ConfigStore> store,
+                                const Provider& overrides);
+};
+
+// Every set field of `overrides` replaces the field of `base`.
+Provider merge_providers(Provider base, const Provider& overrides);
+
+}  // namespace rath::llm

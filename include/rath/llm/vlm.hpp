@@ -1,0 +1,53 @@
+#pragma once
+// OpenAI-compatible vision client: describe an image with a prompt.
+#include <rath/llm/chat_client.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rath::config {
+class ConfigStore;
+}
+
+namespace rath::llm {
+
+struct VLMProvider {
+    std::string model{};
+    std::optional<std::string> base_url{};
+    std::optional<std::string> api_key{};
+    std::optional<std::int64_t> max_tokens = 512;
+    std::optional<double> temperature{};
+    std::optional<int> retry_max_attempts{};
+    std::optional<double> retry_base_seconds{};
+
+    std::string to_string() const { return model; }
+    // name or llm.vlm_provider (no default-provider fallback).
+    static VLMProvider from_config(std::optional<std::string_view> name = std::nullopt,
+                                   std::shared_ptr<config::ConfigStore> store = nullptr);
+};
+
+// MIME type from a file extension (fixed table), application/octet-stream otherwise.
+std::string guess_image_mime(const std::filesystem::path& path);
+
+class VLMClient {
+public:
+    explicit VLMClient(VLMProvider provider, ChatClientOptions options = {});
+    const VLMProvider& provider() const noexcept { return provider_; }
+
+    // choices[0].message.content, "" when absent or null.
+    boost::asio::awaitable<std::string> async_describe(std::string image_bytes, std::string prompt,
+                                                       std::string mime = "image/png");
+    std::string describe(std::string image_bytes, std::string prompt, std::string mime = "image/png");
+    std::string describe_path(const std::filesystem::path& path, std::string prompt);
+
+private:
+    VLMProvider provider_{};
+    ChatClientOptions options_{};
+    std::shared_ptr<rath::net::HttpClient> http_{};
+    std::string base_url_{}, api_key_{};
+};
+
+}  // namespace rath::llm

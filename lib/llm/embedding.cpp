@@ -1,0 +1,157 @@
+#include <rath/llm/embedding.hpp>
+
+#include <rath/config/store.hpp>
+#include <rath/llm/credentials.hpp>
+#include <rath/llm/error.hpp>
+
+#include "lib/llm/base64.hpp"
+#include "lib/llm/json_util.hpp"
+#include "lib/llm/transport.hpp"
+
+#include <rath/async/block_on.hpp>
+
+#include <boost/json.hpp>
+
+#include <bit>
+#include <cstring>
+
+namespace rath::llm {
+
+namespace json = boost::json;
+namespace dom = simdjson::dom;
+
+namespace {
+// The config entry whose key/URL embeddings fall back to.
+std::optional<config::LlmProviderEntry> embedding_config_entry() {
+    try {
+        auto store = config::ConfigStore::load();
+        auto name = store->embedding_provider();
+        if (!name || !store->has_llm_provider(*name)) name = store->default_llm_provider();
+        if (name && store->has_llm_provider(*name)) return store->get_llm_provider(*name);
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+}  // namespace
+
+EmbeddingProvider EmbeddingProvider::from_config(std::optional<std::string_view> name,
+                                                 std::shared_ptr<config::ConfigStore> store,
+                                                 std::optional<EmbeddingProvider> overrides) {
+    if (!store) store = config::ConfigStore::load();
+    EmbeddingProvider p;
+    auto from_entry = [&](const config::LlmProviderEntry& e, bool keep_model) {
+        p.api_key = e.api_key;
+        p.base_url = e.base_url;
+        p.model = keep_model && e.model && !e.model->empty() ? *e.model : std::string(default_embedding_model);
+    };
+    if (name && !name->empty()) {
+        from_entry(store->get_llm_provider(*name), true);
+    } else if (auto ep = store->embedding_provider(); ep && store->has_llm_provider(*ep)) {
+        from_entry(store->get_llm_provider(*ep), true);
+    } else if (auto dp = store->default_llm_provider()) {
+        if (store->has_llm_provider(*dp)) from_entry(store->get_llm_provider(*dp), false);  // chat model is not an embedding model
+    }
+    if (overrides) {
+        const EmbeddingProvider& o = *overrides;
+        if (!o.model.empty() && o.model != default_embedding_model) p.model = o.model;
+        if (o.base_url) p.base_url = o.base_url;
+        if (o.api_key) p.api_key = o.api_key;
+        if (o.dimensions) p.dimensions = o.dimensions;
+        if (o.retry_max_attempts) p.retry_max_attempts = o.retry_max_attempts;
+        if (o.retry_base_seconds) p.retry_base_seconds = o.retry_base_seconds;
+    }
+    return p;
+}
+
+EmbeddingClient::EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options)
+    : provider_(std::move(provider)), options_(std::move(options)) {
+    api_key_ = resolve_credential({provider_.api_key, env_value("OPENAI_API_KEY")});
+    base_url_ = resolve_credential({provider_.base_url, env_value("OPENAI_BASE_URL")});
+    if (api_key_.empty() || base_url_.empty()) {
+        if (auto c = embedding_config_entry()) {
+            if (api_key_.empty()) api_key_ = resolve_credential({c->api_key});
+            if (base_url_.empty()) base_url_ = resolve_credential({c->base_url});
+        }
+    }
+    if (api_key_.empty())
+        throw ProviderConfigError("No API key for EmbeddingProvider: set EmbeddingProvider.api_key, OPENAI_API_KEY or "
+                                  "llm.embedding_provider in config.json");
+    if (base_url_.empty()) base_url_ = "https://api.openai.com/v1";
+    http_ = detail::make_http(options_);
+}
+
+namespace {
+std::vector<double> decode_embedding(dom::element e) {
+    std::vector<double> out;
+    if (e.is_string()) {
+        auto bytes = detail::base64_decode(std::string_view(e));
+        if (!bytes || bytes->size() % 4 != 0)
+            throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = 200, .type = "invalid_response",
+                                                        .message = "embedding is not base64 float32 data"});
+        out.reserve(bytes->size() / 4);
+        for (std::size_t i = 0; i < bytes->size(); i += 4) {
+            std::uint32_t u = std::uint32_t((unsigned char)(*bytes)[i]) | std::uint32_t((unsigned char)(*bytes)[i + 1]) << 8 |
+                              std::uint32_t((unsigned char)(*bytes)[i + 2]) << 16 |
+                              std::uint32_t((unsigned char)(*bytes)[i + 3]) << 24;  // little-endian on the wire
+            out.push_back(double(std::bit_cast<float>(u)));
+        }
+    } else if (e.is_array()) {
+        for (dom::element x : dom::array(e)) {
+            double d;
+            if (x.get_double().get(d) == simdjson::SUCCESS)
+                out.push_back(d);
+            else if (auto i = detail::int_value(x))
+                out.push_back(double(*i));
+        }
+    }
+    return out;
+}
+}  // namespace
+
+boost::asio::awaitable<std::vector<std::vector<double>>> EmbeddingClient::async_embed(std::vector<std::string> texts) {
+    if (texts.empty()) co_return std::vector<std::vector<double>>{};
+    json::object body;
+    body["model"] = provider_.model;
+    json::array input;
+    for (auto& t : texts) input.emplace_back(json::string(t));
+    body["input"] = std::move(input);
+    if (provider_.dimensions) body["dimensions"] = *provider_.dimensions;
+    body["encoding_format"] = "base64";
+    net::HttpRequest req;
+    req.url = detail::join_url(base_url_, "/embeddings");
+    req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}, {"Authorization", "Bearer " + api_key_}};
+    req.body = json::serialize(body);
+    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+    co_return co_await async_retry_with_backoff<std::vector<std::vector<double>>>(
+        [&]() -> boost::asio::awaitable<std::vector<std::vector<double>>> {
+            auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, std::nullopt);
+            dom::parser parser;
+            dom::element root;
+            if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
+                throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
+                                                            .type = "invalid_response", .message = "embedding response is not JSON"});
+            auto data = detail::array_field(root, "data");
+            if (!data || data->size() == 0)
+                throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
+                                                            .type = "invalid_response", .message = "No embedding data received"});
+            std::vector<std::vector<double>> out;
+            for (dom::element item : *data) {
+                auto emb = detail::field(item, "embedding");
+                out.push_back(emb ? decode_embedding(*emb) : std::vector<double>{});
+            }
+            co_return out;
+        },
+        retry);
+}
+
+std::vector<std::vector<double>> EmbeddingClient::embed(std::vector<std::string> texts) {
+    auto& rt = options_.runtime ? *options_.runtime : rath::async::Runtime::default_runtime();
+    return rath::async::block_on(rt, async_embed(std::move(texts)));
+}
+
+std::vector<double> EmbeddingClient::embed_one(std::string text) {
+    auto v = embed({std::move(text)});
+    return v.empty() ? std::vector<double>{} : std::move(v.front());
+}
+
+}  // namespace rath::llm

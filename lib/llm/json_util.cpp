@@ -1,0 +1,107 @@
+#include "lib/llm/json_util.hpp"
+
+#include <boost/json.hpp>
+
+#include <cmath>
+
+namespace rath::llm::detail {
+
+boost::json::value to_boost(dom::element e) {
+    switch (e.type()) {
+    case dom::element_type::ARRAY: {
+        boost::json::array a;
+        for (dom::element x : dom::array(e)) a.push_back(to_boost(x));
+        return a;
+    }
+    case dom::element_type::OBJECT: {
+        boost::json::object o;
+        for (auto kv : dom::object(e)) o[kv.key] = to_boost(kv.value);  // duplicate keys: last wins
+        return o;
+    }
+    case dom::element_type::INT64: return std::int64_t(e);
+    case dom::element_type::UINT64: return std::uint64_t(e);
+    case dom::element_type::DOUBLE: return double(e);
+    case dom::element_type::STRING: return boost::json::string(std::string_view(e));
+    case dom::element_type::BOOL: return bool(e);
+    case dom::element_type::NULL_VALUE: return nullptr;
+    }
+    return nullptr;
+}
+
+std::optional<dom::element> field(dom::element e, std::string_view key) {
+    if (!e.is_object()) return std::nullopt;
+    dom::element v;
+    if (dom::object(e).at_key(key).get(v) != simdjson::SUCCESS) return std::nullopt;
+    return v;
+}
+
+std::optional<dom::element> object_field(dom::element e, std::string_view key) {
+    auto f = field(e, key);
+    if (!f || !f->is_object()) return std::nullopt;
+    return f;
+}
+
+std::optional<dom::array> array_field(dom::element e, std::string_view key) {
+    auto f = field(e, key);
+    if (!f || !f->is_array()) return std::nullopt;
+    return dom::array(*f);
+}
+
+std::optional<std::string_view> string_field(dom::element e, std::string_view key) {
+    auto f = field(e, key);
+    if (!f || !f->is_string()) return std::nullopt;
+    return std::string_view(*f);
+}
+
+std::optional<std::int64_t> int_value(dom::element e) {
+    switch (e.type()) {
+    case dom::element_type::INT64: return std::int64_t(e);
+    case dom::element_type::UINT64: {
+        std::uint64_t u = e;
+        if (u > std::uint64_t(INT64_MAX)) return std::nullopt;
+        return std::int64_t(u);
+    }
+    case dom::element_type::DOUBLE: {
+        double d = e;
+        if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e18) return std::nullopt;
+        return std::int64_t(d);
+    }
+    default: return std::nullopt;
+    }
+}
+
+std::optional<std::int64_t> int_field(dom::element e, std::string_view key) {
+    auto f = field(e, key);
+    if (!f) return std::nullopt;
+    return int_value(*f);
+}
+
+bool truthy(dom::element e) {
+    switch (e.type()) {
+    case dom::element_type::NULL_VALUE: return false;
+    case dom::element_type::BOOL: return bool(e);
+    case dom::element_type::INT64: return std::int64_t(e) != 0;
+    case dom::element_type::UINT64: return std::uint64_t(e) != 0;
+    case dom::element_type::DOUBLE: return double(e) != 0.0;
+    case dom::element_type::STRING: return !std::string_view(e).empty();
+    case dom::element_type::ARRAY: return dom::array(e).size() != 0;
+    case dom::element_type::OBJECT: return dom::object(e).size() != 0;
+    }
+    return false;
+}
+
+std::string scalar_text(dom::element e) {
+    switch (e.type()) {
+    case dom::element_type::STRING: return std::string(std::string_view(e));
+    case dom::element_type::NULL_VALUE: return "None";
+    case dom::element_type::BOOL: return bool(e) ? "True" : "False";
+    default: return boost::json::serialize(to_boost(e));
+    }
+}
+
+dom::element parse(dom::parser& parser, std::string_view text) {
+    // realloc_if_needed=true copies into padded storage, so any view is fine.
+    return parser.parse(text.data(), text.size(), true).value();
+}
+
+}  // namespace rath::llm::detail

@@ -1,0 +1,35 @@
+#pragma once
+// simdjson helpers shared by the adapters: typed field access that tells missing,
+// null and wrong-type apart, and conversion of DOM subtrees into Boost.JSON values
+// for passthrough fields (raw, usage details, annotations, ...).
+#include <boost/json/value.hpp>
+#include <simdjson.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rath::llm::detail {
+
+namespace dom = simdjson::dom;
+
+boost::json::value to_boost(dom::element e);
+
+// Field of an object element; nullopt when missing (or `e` is not an object).
+std::optional<dom::element> field(dom::element e, std::string_view key);
+std::optional<dom::element> object_field(dom::element e, std::string_view key);  // verified object
+std::optional<dom::array> array_field(dom::element e, std::string_view key);
+std::optional<std::string_view> string_field(dom::element e, std::string_view key);
+// Integers, and floats with an integral value (some gateways send 12.0).
+std::optional<std::int64_t> int_value(dom::element e);
+std::optional<std::int64_t> int_field(dom::element e, std::string_view key);
+// Truthy in the Python sense: not null/false/0/""/[]/{}.
+bool truthy(dom::element e);
+// A scalar rendered like Python's str() for ids and error codes ("429", "abc").
+std::string scalar_text(dom::element e);
+
+// Parses into a reusable parser; throws simdjson_error on invalid JSON.
+dom::element parse(dom::parser& parser, std::string_view text);
+
+}  // namespace rath::llm::detail

@@ -1,0 +1,146 @@
+#include <rath/llm/openai_client.hpp>
+
+#include <rath/llm/credentials.hpp>
+#include <rath/llm/error.hpp>
+
+#include "lib/llm/openai/wire.hpp"
+#include "lib/llm/stream_driver.hpp"
+#include "lib/llm/transport.hpp"
+
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/json.hpp>
+
+namespace rath::llm {
+
+namespace {
+constexpr const char* default_openai_base = "https://api.openai.com/v1";
+constexpr const char* default_azure_api_version = "2024-10-21";
+
+class ChunkDecoder final : public detail::StreamDecoder {
+public:
+    bool on_event(std::string_view event, std::string_view data, const Emit& emit) override {
+        return mapper_.on_event(event, data, emit);
+    }
+    // Without [DONE] the stream still counts as complete once a finish reason came.
+    bool complete() const override { return mapper_.done() || mapper_.finished(); }
+
+private:
+    openai::ChunkMapper mapper_;
+};
+
+void set_header(std::vector<net::HttpHeader>& hs, std::string name, std::string value) {
+    for (auto& h : hs)
+        if (boost::algorithm::iequals(h.name, name)) {
+            h.value = std::move(value);
+            return;
+        }
+    hs.push_back({std::move(name), std::move(value)});
+}
+}  // namespace
+
+OpenAIChatClient::OpenAIChatClient(Provider provider, ChatClientOptions options)
+    : ChatClient(options.runtime), provider_(std::move(provider)), options_(std::move(options)) {
+    std::optional<std::optional<config::LlmProviderEntry>> cfg;
+    auto config_entry = [&]() -> const std::optional<config::LlmProviderEntry>& {
+        if (!cfg) cfg = detail::config_fallback("openai");
+        return *cfg;
+    };
+    base_url_ = resolve_credential({provider_.base_url, env_value("OPENAI_BASE_URL"), env_value("AZURE_OPENAI_ENDPOINT")});
+    if (base_url_.empty())
+        if (const auto& c = config_entry()) base_url_ = resolve_credential({c->base_url});
+    if (base_url_.empty()) base_url_ = default_openai_base;
+    azure_ = base_url_.find(".azure.com") != std::string::npos;
+    if (azure_)
+        api_key_ = resolve_credential({provider_.api_key, env_value("AZURE_OPENAI_API_KEY"), env_value("AZURE_API_KEY"),
+                                       env_value("OPENAI_API_KEY")});
+    else
+        api_key_ = resolve_credential({provider_.api_key, env_value("OPENAI_API_KEY"), env_value("AZURE_OPENAI_API_KEY")});
+    if (api_key_.empty())
+        if (const auto& c = config_entry()) api_key_ = resolve_credential({c->api_key});
+    if (api_key_.empty())
+        throw ProviderConfigError(
+            "No API key found: set Provider.api_key, the OPENAI_API_KEY environment variable (AZURE_OPENAI_API_KEY "
+            "for Azure) or an openai entry with api_key in config.json");
+    legacy_azure_ = azure_ && base_url_.find("/openai/v1") == std::string::npos;
+    api_version_ = resolve_credential({env_value("OPENAI_API_VERSION"), env_value("AZURE_OPENAI_API_VERSION")});
+    if (api_version_.empty()) api_version_ = default_azure_api_version;
+    http_ = detail::make_http(options_);
+}
+
+std::string OpenAIChatClient::resolve_model(const ChatRequest& request) const {
+    std::string m = resolve_credential({request.model, provider_.model, env_value("OPENAI_DEFAULT_MODEL")});
+    if (m.empty())
+        if (auto c = detail::config_fallback("openai")) m = resolve_credential({c->model});
+    if (m.empty()) throw ProviderConfigError("model is required: set ChatRequest.model or Provider.model");
+    return m;
+}
+
+std::string OpenAIChatClient::chat_url(const std::string& model) const {
+    if (!legacy_azure_) return detail::join_url(base_url_, "/chat/completions");
+    // Legacy Azure: {endpoint}/openai/deployments/{model}/chat/completions?api-version=.
+    // An endpoint that already ends in /openai is not doubled.
+    std::string endpoint = base_url_;
+    if (auto q = endpoint.find('?'); q != std::string::npos) endpoint.resize(q);
+    while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+    if (endpoint.size() >= 7 && endpoint.compare(endpoint.size() - 7, 7, "/openai") == 0) endpoint.resize(endpoint.size() - 7);
+    return detail::join_url(endpoint, "/openai/deployments/" + detail::url_encode(model) + "/chat/completions",
+                            {{"api-version", api_version_}});
+}
+
+namespace {
+net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url, const std::string& key,
+                              const boost::json::object& body, detail::TransportExtras& extras, bool stream) {
+    net::HttpRequest req;
+    req.method = "POST";
+    req.url = url;
+    if (!extras.query.empty()) {
+        std::string qs;
+        for (const auto& [k, v] : extras.query) qs += (qs.empty() ? "" : "&") + detail::url_encode(k) + "=" + detail::url_encode(v);
+        req.url += (req.url.find('?') == std::string::npos ? "?" : "&") + qs;
+    }
+    req.headers.push_back({"Content-Type", "application/json"});
+    req.headers.push_back({"Accept", stream ? "text/event-stream" : "application/json"});
+    if (c.is_legacy_azure())
+        req.headers.push_back({"api-key", key});
+    else
+        req.headers.push_back({"Authorization", "Bearer " + key});
+    if (auto org = env_value("OPENAI_ORG_ID")) req.headers.push_back({"OpenAI-Organization", *org});
+    if (auto proj = env_value("OPENAI_PROJECT_ID")) req.headers.push_back({"OpenAI-Project", *proj});
+    for (auto& h : extras.headers) set_header(req.headers, h.name, h.value);
+    req.body = boost::json::serialize(body);
+    return req;
+}
+}  // namespace
+
+boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatRequest request) {
+    const std::string model = resolve_model(request);
+    detail::TransportExtras extras;
+    auto body = openai::build_chat_body(request, model, false, &extras);
+    net::HttpRequest req = make_request(*this, chat_url(model), api_key_, body, extras, false);
+    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+    auto timeout = extras.timeout_seconds;
+    co_return co_await async_retry_with_backoff<ChatResponse>(
+        [&]() -> boost::asio::awaitable<ChatResponse> {
+            auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, timeout);
+            co_return openai::parse_chat_response(resp.body, "openai");
+        },
+        retry);
+}
+
+boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
+    const std::string model = resolve_model(request);
+    detail::TransportExtras extras;
+    auto body = openai::build_chat_body(request, model, true, &extras);
+    detail::StreamCall call;
+    call.http = http_.get();
+    call.request = make_request(*this, chat_url(model), api_key_, body, extras, true);
+    call.provider = "openai";
+    call.secret = api_key_;
+    call.timeout_seconds = extras.timeout_seconds;
+    call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+    call.model = model;
+    call.make_decoder = [] { return std::make_unique<ChunkDecoder>(); };
+    co_return co_await detail::async_run_stream(std::move(call), std::move(on_delta));
+}
+
+}  // namespace rath::llm

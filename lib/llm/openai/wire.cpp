@@ -1,0 +1,366 @@
+#include "lib/llm/openai/wire.hpp"
+
+#include "lib/llm/json_util.hpp"
+
+#include <rath/llm/error.hpp>
+
+#include <boost/json.hpp>
+
+#include <cmath>
+
+namespace rath::llm::openai {
+
+namespace json = boost::json;
+namespace dom = simdjson::dom;
+using namespace rath::llm::detail;
+
+void strip_additional_properties(json::value& v) {
+    if (auto* o = v.if_object()) {
+        o->erase("additionalProperties");
+        for (auto& kv : *o) strip_additional_properties(kv.value());
+    } else if (auto* a = v.if_array()) {
+        for (auto& x : *a) strip_additional_properties(x);
+    }
+}
+
+namespace {
+
+double finite(const char* name, double v) {
+    if (!std::isfinite(v)) throw ProviderConfigError(std::string(name) + " must be a finite number");
+    return v;
+}
+
+json::value stop_value(const StopSequences& s) {
+    if (auto* one = std::get_if<std::string>(&s)) return json::string(*one);
+    json::array a;
+    for (const auto& x : std::get<std::vector<std::string>>(s)) a.emplace_back(json::string(x));
+    return a;
+}
+
+}  // namespace
+
+json::object build_chat_body(const ChatRequest& r, const std::string& model, bool stream,
+                             detail::TransportExtras* transport) {
+    json::object body;
+    body["model"] = model;
+    json::array msgs;
+    for (const auto& m : r.messages) {
+        json::object o;
+        o["role"] = m.role;
+        if (m.content) o["content"] = *m.content;
+        if (m.name) o["name"] = *m.name;
+        if (m.tool_call_id) o["tool_call_id"] = *m.tool_call_id;
+        if (m.tool_calls) {
+            json::array calls;
+            for (const auto& c : *m.tool_calls) calls.emplace_back(c);
+            o["tool_calls"] = std::move(calls);
+        }
+        msgs.emplace_back(std::move(o));
+    }
+    body["messages"] = std::move(msgs);
+    if (r.tools) {
+        json::array tools;
+        for (const auto& t : *r.tools) {
+            json::object fn;
+            fn["name"] = t.name;
+            json::value params = t.parameters;
+            strip_additional_properties(params);
+            fn["parameters"] = std::move(params);
+            if (t.description) fn["description"] = *t.description;
+            if (t.strict) fn["strict"] = *t.strict;
+            tools.emplace_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
+        }
+        body["tools"] = std::move(tools);
+    }
+    if (r.tool_choice) body["tool_choice"] = *r.tool_choice;
+    if (r.parallel_tool_calls) body["parallel_tool_calls"] = *r.parallel_tool_calls;
+    if (r.response_format) body["response_format"] = *r.response_format;
+    if (r.temperature) body["temperature"] = finite("temperature", *r.temperature);
+    if (r.top_p) body["top_p"] = finite("top_p", *r.top_p);
+    if (r.max_completion_tokens) body["max_completion_tokens"] = *r.max_completion_tokens;
+    if (r.max_tokens) body["max_tokens"] = *r.max_tokens;
+    if (r.stop) body["stop"] = stop_value(*r.stop);
+    if (r.n) body["n"] = *r.n;
+    if (r.seed) body["seed"] = *r.seed;
+    if (r.frequency_penalty) body["frequency_penalty"] = finite("frequency_penalty", *r.frequency_penalty);
+    if (r.presence_penalty) body["presence_penalty"] = finite("presence_penalty", *r.presence_penalty);
+    if (r.logit_bias) body["logit_bias"] = *r.logit_bias;
+    if (r.logprobs) body["logprobs"] = *r.logprobs;
+    if (r.top_logprobs) body["top_logprobs"] = *r.top_logprobs;
+    if (r.reasoning_effort) body["reasoning_effort"] = *r.reasoning_effort;
+    if (r.verbosity) body["verbosity"] = *r.verbosity;
+    if (r.metadata) body["metadata"] = *r.metadata;
+    if (r.user) body["user"] = *r.user;
+    if (r.store) body["store"] = *r.store;
+    if (r.service_tier) body["service_tier"] = *r.service_tier;
+
+    json::object extras = r.extra_create_args;
+    if (auto* s = extras.if_contains("stream")) {
+        if (!stream && s->is_bool() && s->as_bool())
+            throw ProviderConfigError("stream=True is not supported here; use the streaming call instead");
+        extras.erase("stream");
+    }
+    TransportExtras t = take_transport_extras(extras);
+    const bool user_stream_options = extras.contains("stream_options") || t.body.contains("stream_options");
+    for (auto& kv : extras) body[kv.key()] = kv.value();
+    for (auto& kv : t.body) body[kv.key()] = kv.value();
+    body["stream"] = stream;
+    if (stream && !user_stream_options) body["stream_options"] = json::object{{"include_usage", true}};
+    if (transport) *transport = std::move(t);
+    return body;
+}
+
+namespace {
+
+FinishReason map_finish_nonstream(std::optional<std::string_view> s) {
+    if (!s) return FinishReason::stop;
+    if (*s == "function_call") return FinishReason::tool_calls;
+    return finish_reason_from_string(*s).value_or(FinishReason::stop);
+}
+
+// Text parts of an array-valued content (Mistral): {"type":"text"} into text,
+// {"type":"thinking"} into reasoning.
+void split_content_parts(dom::array parts, std::string& text, std::string& reasoning) {
+    for (dom::element p : parts) {
+        auto type = string_field(p, "type");
+        if (!type) continue;
+        if (*type == "text") {
+            if (auto t = string_field(p, "text")) text += *t;
+        } else if (*type == "thinking") {
+            auto th = field(p, "thinking");
+            if (!th) continue;
+            if (th->is_string()) {
+                reasoning += std::string_view(*th);
+            } else if (th->is_array()) {
+                for (dom::element q : dom::array(*th))
+                    if (auto t = string_field(q, "text")) reasoning += *t;
+            }
+        }
+    }
+}
+
+std::optional<TokenUsage> usage_of(dom::element u, bool details) {
+    if (!u.is_object()) return std::nullopt;
+    TokenUsage t;
+    t.prompt_tokens = int_field(u, "prompt_tokens").value_or(0);
+    t.completion_tokens = int_field(u, "completion_tokens").value_or(0);
+    t.total_tokens = int_field(u, "total_tokens").value_or(0);
+    if (details) {
+        if (auto d = object_field(u, "completion_tokens_details"))
+            t.completion_tokens_details = to_boost(dom::element(*d)).as_object();
+        if (auto d = object_field(u, "prompt_tokens_details"))
+            t.prompt_tokens_details = to_boost(dom::element(*d)).as_object();
+    }
+    return t;
+}
+
+std::string arguments_text(dom::element e) {
+    if (e.is_string()) return std::string(std::string_view(e));
+    if (e.is_null()) return {};
+    // Gateways that send the arguments as an object: keep them as JSON text.
+    return json::serialize(to_boost(e));
+}
+
+[[noreturn]] void throw_in_band(std::string_view provider, dom::element err) {
+    ProviderErrorInfo info;
+    info.provider = std::string(provider);
+    info.status = 200;
+    if (err.is_object()) {
+        if (auto m = field(err, "message"); m && truthy(*m))
+            info.message = m->is_string() ? std::string(std::string_view(*m)) : scalar_text(*m);
+        auto code = field(err, "code");
+        if (code && !code->is_null()) info.code = scalar_text(*code);
+        if (auto t = string_field(err, "type")) info.type = std::string(*t);
+        if (info.type.empty()) info.type = info.code;
+    } else if (err.is_string()) {
+        info.message = std::string(std::string_view(err));
+    }
+    if (info.message.empty()) info.message = "An error occurred during streaming";
+    throw StreamError(std::move(info));
+}
+
+}  // namespace
+
+ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
+    dom::parser parser;
+    dom::element root;
+    if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
+        std::string head(body.substr(0, 200));
+        throw ResponseFormatError(ProviderErrorInfo{.provider = std::string(provider),
+                                                    .status = 200,
+                                                    .type = "invalid_response",
+                                                    .message = "response body is not a JSON object: " + head});
+    }
+    if (auto e = field(root, "error"); e && truthy(*e) && !field(root, "choices")) throw_in_band(provider, *e);
+
+    ChatResponse r;
+    r.raw = to_boost(root);
+    if (auto choices = array_field(root, "choices")) {
+        for (dom::element c : *choices) {
+            if (!c.is_object()) continue;
+            ChatChoice ch;
+            ch.index = int_field(c, "index").value_or(0);
+            ch.finish_reason = map_finish_nonstream(string_field(c, "finish_reason"));
+            if (auto lp = object_field(c, "logprobs")) ch.logprobs = to_boost(dom::element(*lp)).as_object();
+            dom::element msg = c;
+            auto m = object_field(c, "message");
+            AssistantMessage& am = ch.message;
+            if (m) {
+                msg = dom::element(*m);
+                if (auto content = field(msg, "content")) {
+                    if (content->is_string()) {
+                        am.content = std::string(std::string_view(*content));
+                    } else if (content->is_array()) {
+                        std::string text, reasoning;
+                        split_content_parts(dom::array(*content), text, reasoning);
+                        if (!text.empty()) am.content = text;
+                        if (!reasoning.empty()) am.reasoning_content = reasoning;
+                    }
+                }
+                if (auto s = string_field(msg, "refusal")) am.refusal = std::string(*s);
+                if (auto s = string_field(msg, "reasoning_content"))
+                    am.reasoning_content = std::string(*s);
+                else if (auto s2 = string_field(msg, "reasoning"))
+                    am.reasoning_content = std::string(*s2);
+                if (auto a = array_field(msg, "annotations")) {
+                    std::vector<json::object> anns;
+                    for (dom::element x : *a)
+                        if (x.is_object()) anns.push_back(to_boost(x).as_object());
+                    am.annotations = std::move(anns);
+                }
+                if (auto fc = object_field(msg, "function_call")) am.function_call = to_boost(dom::element(*fc)).as_object();
+                if (auto tcs = array_field(msg, "tool_calls"); tcs && tcs->size() > 0) {
+                    std::vector<ToolCallPart> calls;
+                    for (dom::element tc : *tcs) {
+                        if (!tc.is_object()) continue;
+                        ToolCallPart p;
+                        auto fn = field(tc, "function");
+                        dom::element f = (fn && fn->is_object()) ? *fn : tc;
+                        bool has_fn = fn && fn->is_object();
+                        if (has_fn) {
+                            if (auto n = field(f, "name"); n && !n->is_null()) p.function.name = scalar_text(*n);
+                            if (auto a = field(f, "arguments")) p.function.arguments = arguments_text(*a);
+                        }
+                        if (auto id = field(tc, "id"); id && !id->is_null()) p.id = scalar_text(*id);
+                        if (auto ty = field(tc, "type"); ty && !ty->is_null()) p.type = scalar_text(*ty);
+                        auto parsed = parse_tool_arguments(p.function.arguments);
+                        p.function.arguments_parsed = std::move(parsed.value);
+                        p.function.arguments_parse_error = parsed.parse_error;
+                        calls.push_back(std::move(p));
+                    }
+                    if (!calls.empty()) am.tool_calls = std::move(calls);
+                }
+            }
+            r.choices.push_back(std::move(ch));
+        }
+    }
+    if (auto u = field(root, "usage")) r.usage = usage_of(*u, true);
+    if (auto s = string_field(root, "id")) r.id = std::string(*s);
+    r.created = int_field(root, "created").value_or(0);
+    if (auto s = string_field(root, "model")) r.model = std::string(*s);
+    if (auto s = string_field(root, "service_tier")) r.service_tier = std::string(*s);
+    if (auto s = string_field(root, "system_fingerprint")) r.system_fingerprint = std::string(*s);
+    return r;
+}
+
+bool ChunkMapper::on_event(std::string_view event, std::string_view data, const Emit& emit) {
+    if (done_) return false;
+    if (data.substr(0, 6) == "[DONE]") {
+        done_ = true;
+        return false;
+    }
+    if (data.empty() && event != "error") return true;  // keep-alive style empty event
+    dom::element chunk;
+    if (parser_.parse(data.data(), data.size(), true).get(chunk) != simdjson::SUCCESS) {
+        if (event == "error") {
+            ProviderErrorInfo info{.provider = provider_, .status = 200, .type = "error", .message = std::string(data)};
+            throw StreamError(std::move(info));
+        }
+        throw ResponseFormatError(ProviderErrorInfo{.provider = provider_,
+                                                    .status = 200,
+                                                    .type = "invalid_chunk",
+                                                    .message = "stream chunk is not valid JSON: " +
+                                                               std::string(data.substr(0, 200))});
+    }
+    auto err = field(chunk, "error");
+    const bool in_band = err && truthy(*err);
+    if (chunk.is_object()) map_chunk(chunk, emit);
+    if (in_band) throw_in_band(provider_, *err);
+    if (event == "error") throw_in_band(provider_, chunk);
+    return true;
+}
+
+void ChunkMapper::map_chunk(dom::element chunk, const Emit& emit) {
+    std::optional<dom::element> choice;
+    if (auto choices = array_field(chunk, "choices")) {
+        for (dom::element c : *choices) {
+            if (!c.is_object()) continue;
+            auto idx = field(c, "index");
+            // Only choice index 0 is folded (n>1 streams interleave other indexes).
+            if (!idx || idx->is_null() || int_value(*idx) == 0) {
+                choice = c;
+                break;
+            }
+        }
+    }
+    if (choice) {
+        dom::element delta = *choice;
+        bool has_delta = false;
+        if (auto d = object_field(*choice, "delta")) {
+            delta = dom::element(*d);
+            has_delta = true;
+        }
+        if (has_delta) {
+            std::string text, reasoning;
+            if (auto c = field(delta, "content")) {
+                if (c->is_string())
+                    text = std::string(std::string_view(*c));
+                else if (c->is_array())
+                    split_content_parts(dom::array(*c), text, reasoning);
+            }
+            if (auto s = string_field(delta, "reasoning_content"); s && !s->empty())
+                reasoning += *s;
+            else if (auto s2 = string_field(delta, "reasoning"); s2 && !s2->empty())
+                reasoning += *s2;
+            if (!reasoning.empty()) emit(StreamDelta{.reasoning_delta = std::move(reasoning)});
+            if (!text.empty()) emit(StreamDelta{.content_delta = std::move(text)});
+            if (auto tcs = array_field(delta, "tool_calls")) {
+                for (dom::element tc : *tcs) {
+                    if (!tc.is_object()) continue;
+                    StreamDelta d;
+                    if (auto i = field(tc, "index"); i && (i->is_int64() || i->is_uint64()))
+                        d.tool_call_index = int(*int_value(*i));
+                    if (auto id = field(tc, "id")) d.tool_call_id = id->is_null() ? std::string() : scalar_text(*id);
+                    if (auto fn = field(tc, "function"); fn && fn->is_object()) {
+                        if (auto n = field(*fn, "name"); n && !n->is_null()) d.tool_call_name_delta = scalar_text(*n);
+                        if (auto a = field(*fn, "arguments"); a && !a->is_null()) d.tool_call_args_delta = arguments_text(*a);
+                    }
+                    if (!d.is_tool_fragment()) d.tool_call_id = std::string();  // still a fragment of the current call
+                    emit(std::move(d));
+                }
+            }
+            if (auto fc = object_field(delta, "function_call")) {
+                StreamDelta d;
+                d.tool_call_index = 0;
+                if (auto n = string_field(dom::element(*fc), "name")) d.tool_call_name_delta = std::string(*n);
+                if (auto a = field(dom::element(*fc), "arguments"); a && !a->is_null()) d.tool_call_args_delta = arguments_text(*a);
+                emit(std::move(d));
+            }
+        }
+        if (auto f = string_field(*choice, "finish_reason")) {
+            std::optional<FinishReason> fr =
+                *f == "function_call" ? std::optional(FinishReason::tool_calls) : finish_reason_from_string(*f);
+            if (fr) {
+                finish_seen_ = true;
+                emit(StreamDelta{.finish_reason = fr});
+            }
+        }
+    }
+    // Usage may ride on any chunk: a choices:[] chunk, the finish chunk, an error chunk.
+    if (auto u = field(chunk, "usage"); u && u->is_object()) {
+        auto usage = usage_of(*u, false);
+        if (usage->prompt_tokens != 0 || usage->completion_tokens != 0) emit(StreamDelta{.usage = usage});
+    }
+}
+
+}  // namespace rath::llm::openai

@@ -1,0 +1,51 @@
+#pragma once
+// OpenAI Chat Completions wire format: request body builder, response normaliser and
+// the chunk -> delta mapper for streams. Pure functions, no I/O.
+#include <rath/llm/request.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/llm/stream_delta.hpp>
+
+#include "lib/llm/transport.hpp"
+
+#include <boost/json/object.hpp>
+#include <simdjson.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace rath::llm::openai {
+
+// §4.2: model, messages, tools (additionalProperties stripped), sampling fields in
+// order, extras (transport keys moved into `transport`), then stream flags.
+// Throws ProviderConfigError for stream=true in a non-stream body and for NaN/inf.
+boost::json::object build_chat_body(const ChatRequest& request, const std::string& model, bool stream,
+                                    detail::TransportExtras* transport = nullptr);
+
+// Removes every object key named "additionalProperties" at any depth.
+void strip_additional_properties(boost::json::value& v);
+
+// §4.3 on a decoded 2xx body. Throws ResponseFormatError for non-JSON / non-object
+// bodies and StreamError for a 2xx body that carries an `error` object.
+ChatResponse parse_chat_response(std::string_view body, std::string_view provider = "openai");
+
+// Maps SSE events of a chat stream to deltas. on_event returns false at [DONE]; an
+// in-band error (an `error` member or `event: error`) is thrown as StreamError after
+// the deltas of that chunk were emitted; undecodable data throws ResponseFormatError.
+class ChunkMapper {
+public:
+    using Emit = std::function<void(StreamDelta)>;
+    explicit ChunkMapper(std::string provider = "openai") : provider_(std::move(provider)) {}
+    bool on_event(std::string_view event, std::string_view data, const Emit& emit);
+    bool done() const noexcept { return done_; }
+    bool finished() const noexcept { return finish_seen_; }  // a finish_reason arrived
+
+private:
+    void map_chunk(simdjson::dom::element chunk, const Emit& emit);
+    std::string provider_{};
+    simdjson::dom::parser parser_;
+    bool done_ = false;
+    bool finish_seen_ = false;
+};
+
+}  // namespace rath::llm::openai

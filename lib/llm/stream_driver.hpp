@@ -1,0 +1,40 @@
+#pragma once
+// The streaming exchange shared by the HTTP clients: bytes -> SSE events -> provider
+// decoder -> deltas (forwarded to the caller, folded into the response). Only the
+// open phase is retried: once a delta went out, failures propagate with the partial
+// response attached.
+#include <rath/llm/chat_client.hpp>
+
+#include "lib/llm/transport.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace rath::llm::detail {
+
+class StreamDecoder {
+public:
+    using Emit = std::function<void(StreamDelta)>;
+    virtual ~StreamDecoder() = default;
+    // false: the stream is over (e.g. [DONE]); later bytes are ignored.
+    virtual bool on_event(std::string_view event, std::string_view data, const Emit& emit) = 0;
+    // Whether the stream so far counts as complete when the body ends here.
+    virtual bool complete() const = 0;
+};
+
+struct StreamCall {
+    net::HttpClient* http = nullptr;
+    net::HttpRequest request{};
+    std::string provider{};
+    std::string secret{};
+    std::optional<double> timeout_seconds{};
+    RetryOptions retry{};
+    std::string model{};
+    std::function<std::unique_ptr<StreamDecoder>()> make_decoder{};
+};
+
+boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta);
+
+}  // namespace rath::llm::detail

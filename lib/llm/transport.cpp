@@ -1,0 +1,311 @@
+#include "lib/llm/transport.hpp"
+
+#include "lib/llm/json_util.hpp"
+
+#include <rath/async/deadline.hpp>
+#include <rath/async/error.hpp>
+#include <rath/llm/log.hpp>
+#include <rath/net/http_error.hpp>
+#include <rath/net/retry.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace rath::llm::detail {
+
+namespace json = boost::json;
+
+TransportExtras take_transport_extras(json::object& extras) {
+    TransportExtras t;
+    if (auto* v = extras.if_contains("extra_body")) {
+        if (v->is_object()) t.body = v->as_object();
+        extras.erase("extra_body");
+    }
+    if (auto* v = extras.if_contains("extra_headers")) {
+        if (v->is_object())
+            for (auto& kv : v->as_object())
+                if (kv.value().is_string())
+                    t.headers.push_back({std::string(kv.key()), std::string(kv.value().as_string())});
+        extras.erase("extra_headers");
+    }
+    if (auto* v = extras.if_contains("extra_query")) {
+        if (v->is_object())
+            for (auto& kv : v->as_object()) {
+                std::string val = kv.value().is_string() ? std::string(kv.value().as_string())
+                                                         : json::serialize(kv.value());
+                t.query.emplace_back(std::string(kv.key()), std::move(val));
+            }
+        extras.erase("extra_query");
+    }
+    if (auto* v = extras.if_contains("timeout")) {
+        if (v->is_number()) t.timeout_seconds = v->to_number<double>();
+        extras.erase("timeout");
+    }
+    return t;
+}
+
+std::string url_encode(std::string_view s) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out.push_back(char(c));
+        } else {
+            out.push_back('%');
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 15]);
+        }
+    }
+    return out;
+}
+
+std::string join_url(std::string_view base, std::string_view path,
+                     const std::vector<std::pair<std::string, std::string>>& query) {
+    std::string_view q;
+    if (auto pos = base.find('?'); pos != std::string_view::npos) {
+        q = base.substr(pos + 1);
+        base = base.substr(0, pos);
+    }
+    while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    std::string url(base);
+    if (!path.empty() && path.front() != '/') url.push_back('/');
+    url.append(path);
+    std::string qs(q);
+    for (const auto& [k, v] : query) {
+        if (!qs.empty()) qs.push_back('&');
+        qs += url_encode(k) + "=" + url_encode(v);
+    }
+    if (!qs.empty()) url += "?" + qs;
+    return url;
+}
+
+std::string scrub(std::string text, std::string_view secret) {
+    if (secret.size() < 4) return text;
+    std::size_t pos = 0;
+    while ((pos = text.find(secret, pos)) != std::string::npos) {
+        text.replace(pos, secret.size(), "***");
+        pos += 3;
+    }
+    return text;
+}
+
+ProviderErrorInfo error_info_from_response(std::string_view provider, const net::HttpResponse& response) {
+    ProviderErrorInfo info;
+    info.provider = std::string(provider);
+    info.status = response.status;
+    if (auto v = response.header("x-request-id"))
+        info.request_id = std::string(*v);
+    else if (auto v2 = response.header("request-id"))
+        info.request_id = std::string(*v2);
+    info.retry_after = net::retry_after_from_headers(response);
+    if (auto v = response.header("x-should-retry")) {
+        if (*v == "true") info.should_retry = true;
+        if (*v == "false") info.should_retry = false;
+    }
+    dom::parser parser;
+    dom::element root;
+    bool parsed = parser.parse(response.body.data(), response.body.size(), true).get(root) == simdjson::SUCCESS;
+    if (parsed && root.is_object()) {
+        dom::element err = root;
+        bool nested = false;
+        if (auto e = field(root, "error")) {
+            if (e->is_object())
+                err = *e, nested = true;
+            else if (e->is_string())
+                info.message = std::string(std::string_view(*e));
+        }
+        if (info.message.empty())
+            if (auto m = field(err, "message")) info.message = m->is_string() ? std::string(std::string_view(*m)) : scalar_text(*m);
+        auto code = field(err, "code");
+        if (code && !code->is_null()) info.code = scalar_text(*code);
+        if (auto t = string_field(err, "type"); t && nested)
+            info.type = std::string(*t);
+        else if (auto t2 = string_field(err, "type"); t2 && *t2 != "error")
+            info.type = std::string(*t2);
+        if (info.type.empty()) info.type = info.code;
+    }
+    if (info.message.empty()) {
+        std::string_view b = response.body;
+        if (b.size() > 1000) b = b.substr(0, 1000);
+        info.message = b.empty() ? "HTTP status " + std::to_string(response.status) : std::string(b);
+    }
+    return info;
+}
+
+namespace {
+bool mentions_model(const ProviderErrorInfo& i) {
+    auto lower = [](std::string s) {
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        return s;
+    };
+    return i.code == "model_not_found" || i.type == "model_not_found" ||
+           lower(i.message).find("model") != std::string::npos;
+}
+}  // namespace
+
+void throw_status_error(ProviderErrorInfo info) {
+    const int s = info.status;
+    switch (s) {
+    case 400: throw BadRequestError(std::move(info));
+    case 401: throw AuthenticationError(std::move(info));
+    case 403: throw PermissionDeniedError(std::move(info));
+    case 404:
+        if (mentions_model(info)) throw ModelNotFoundError(std::move(info));
+        throw NotFoundError(std::move(info));
+    case 409: throw ConflictError(std::move(info));
+    case 413: throw RequestTooLargeError(std::move(info));
+    case 422: throw UnprocessableEntityError(std::move(info));
+    case 429: throw RateLimitError(std::move(info));
+    case 529: throw OverloadedError(std::move(info));
+    default: break;
+    }
+    if (s >= 500) throw InternalServerError(std::move(info));
+    throw ProviderError(std::move(info));
+}
+
+void throw_transport_error(std::string_view provider, const std::exception& e, std::string_view secret) {
+    ProviderErrorInfo info;
+    info.provider = std::string(provider);
+    info.message = scrub(e.what(), secret);
+    if (auto* he = dynamic_cast<const net::HttpError*>(&e)) {
+        info.type = std::string(net::to_string(he->kind()));
+        if (he->kind() == net::HttpErrorKind::timeout) throw ProviderTimeoutError(std::move(info));
+        if (!net::is_retryable(*he)) info.should_retry = false;
+        throw ProviderConnectionError(std::move(info));
+    }
+    if (dynamic_cast<const rath::async::TimeoutError*>(&e)) {
+        info.type = "timeout";
+        throw ProviderTimeoutError(std::move(info));
+    }
+    info.type = "connection";
+    throw ProviderConnectionError(std::move(info));
+}
+
+std::optional<config::LlmProviderEntry> config_fallback(std::string_view kind) {
+    try {
+        auto store = config::ConfigStore::load();
+        if (auto hit = store->find_provider_by_kind(kind)) return hit->second;
+    } catch (const std::exception&) {
+        // A missing or broken config only disables this tier (§2.4).
+    }
+    return std::nullopt;
+}
+
+RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double> base_seconds,
+                           const ChatClientOptions& options) {
+    RetryOptions r;
+    r.max_attempts = max_attempts.value_or(4);
+    r.base_seconds = base_seconds.value_or(0.5);
+    r.cap_seconds = options.retry_cap_seconds;
+    r.jitter = options.retry_jitter;
+    r.max_retry_after_seconds = options.max_retry_after_seconds;
+    r.sleep = options.sleep;
+    return r;
+}
+
+std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
+    if (options.http) return options.http;
+    if (options.runtime) return std::make_shared<net::HttpClient>(*options.runtime, options.http_options);
+    return std::make_shared<net::HttpClient>(options.http_options);
+}
+
+namespace {
+template <class T>
+boost::asio::awaitable<T> maybe_timeout(boost::asio::awaitable<T> op, std::optional<double> seconds) {
+    if (!seconds || !(*seconds > 0)) co_return co_await std::move(op);
+    auto d = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*seconds));
+    co_return co_await rath::async::with_timeout(std::move(op), d, "LLM request");
+}
+}  // namespace
+
+boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, net::HttpRequest request,
+                                                     std::string provider, std::string secret,
+                                                     std::optional<double> timeout_seconds) {
+    net::HttpResponse resp;
+    std::exception_ptr failure;
+    try {
+        resp = co_await maybe_timeout(http.async_request(std::move(request)), timeout_seconds);
+    } catch (const net::HttpError& e) {
+        throw_transport_error(provider, e, secret);
+    } catch (const rath::async::TimeoutError& e) {
+        throw_transport_error(provider, e, secret);
+    }
+    if (resp.status < 200 || resp.status >= 300) {
+        auto info = error_info_from_response(provider, resp);
+        info.message = scrub(std::move(info.message), secret);
+        throw_status_error(std::move(info));
+    }
+    co_return resp;
+}
+
+boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, net::HttpRequest request, std::string provider,
+                                               std::string secret, std::optional<double> timeout_seconds,
+                                               std::function<void(std::string_view)> on_body) {
+    net::HttpResponse resp;
+    try {
+        resp = co_await maybe_timeout(http.async_stream(std::move(request), std::move(on_body)), timeout_seconds);
+    } catch (const net::HttpError& e) {
+        throw_transport_error(provider, e, secret);
+    } catch (const rath::async::TimeoutError& e) {
+        throw_transport_error(provider, e, secret);
+    }
+    if (resp.status < 200 || resp.status >= 300) {
+        auto info = error_info_from_response(provider, resp);
+        info.message = scrub(std::move(info.message), secret);
+        throw_status_error(std::move(info));
+    }
+}
+
+}  // namespace rath::llm::detail
+
+namespace rath::llm::detail {
+
+std::optional<std::chrono::duration<double>> retry_decision(const RetryOptions& o, int attempt,
+                                                            const std::exception_ptr& e) {
+    std::optional<net::Seconds> retry_after;
+    std::string what = "error";
+    if (o.retryable) {
+        if (!o.retryable(e)) return std::nullopt;
+    }
+    try {
+        std::rethrow_exception(e);
+    } catch (const ProviderError& pe) {
+        if (!o.retryable && !pe.retryable()) return std::nullopt;
+        if (pe.retry_after() && pe.retry_after()->count() <= o.max_retry_after_seconds) retry_after = pe.retry_after();
+        what = pe.type().empty() ? "ProviderError" : pe.type();
+        if (pe.status() > 0) what += " (HTTP " + std::to_string(pe.status()) + ")";
+    } catch (const std::exception&) {
+        if (!o.retryable) return std::nullopt;
+    } catch (...) {
+        if (!o.retryable) return std::nullopt;
+    }
+    net::RetryPolicy policy{.max_attempts = o.max_attempts,
+                            .base = std::chrono::duration<double>(o.base_seconds),
+                            .cap = std::chrono::duration<double>(std::max(o.cap_seconds, o.max_retry_after_seconds)),
+                            .jitter = o.jitter};
+    net::Seconds delay;
+    if (retry_after) {
+        delay = net::backoff_delay(policy, attempt - 1, retry_after);
+    } else {
+        policy.cap = std::chrono::duration<double>(o.cap_seconds);
+        delay = net::backoff_delay(policy, attempt - 1, std::nullopt);
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f", delay.count());
+    log(LogLevel::warning, "LLM call failed with " + what + "; retry " + std::to_string(attempt) + "/" +
+                               std::to_string(std::max(1, o.max_attempts)) + " in " + buf + "s");
+    return delay;
+}
+
+boost::asio::awaitable<void> retry_sleep(const RetryOptions& o, std::chrono::duration<double> d) {
+    if (o.sleep) {
+        co_await o.sleep(d);
+        co_return;
+    }
+    co_await rath::async::async_sleep(std::chrono::duration_cast<std::chrono::steady_clock::duration>(d));
+}
+
+}  // namespace rath::llm::detail

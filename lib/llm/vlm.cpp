@@ -1,0 +1,129 @@
+#include <rath/llm/vlm.hpp>
+
+#include <rath/config/store.hpp>
+#include <rath/llm/credentials.hpp>
+#include <rath/llm/error.hpp>
+
+#include "lib/llm/base64.hpp"
+#include "lib/llm/json_util.hpp"
+#include "lib/llm/transport.hpp"
+
+#include <rath/async/block_on.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace rath::llm {
+
+namespace json = boost::json;
+namespace dom = simdjson::dom;
+
+VLMProvider VLMProvider::from_config(std::optional<std::string_view> name, std::shared_ptr<config::ConfigStore> store) {
+    if (!store) store = config::ConfigStore::load();
+    std::string target;
+    if (name && !name->empty())
+        target = std::string(*name);
+    else if (auto v = store->vlm_provider())
+        target = *v;
+    else
+        throw config::ConfigLookupError("no VLM provider configured: set llm.vlm_provider in " + store->path().string() +
+                                        " or pass name= explicitly");
+    auto e = store->get_llm_provider(target);
+    if (!e.model || e.model->empty())
+        throw config::ConfigLookupError("VLM provider '" + target + "' has no model set; add a model to llm.providers." +
+                                        target + " in " + store->path().string());
+    VLMProvider p;
+    p.model = *e.model;
+    p.api_key = e.api_key;
+    p.base_url = e.base_url;
+    if (e.max_tokens) p.max_tokens = e.max_tokens;
+    p.temperature = e.temperature;
+    return p;
+}
+
+std::string guess_image_mime(const std::filesystem::path& path) {
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (ext == ".png") return "image/png";
+    if (ext == ".jpg" || ext == ".jpeg") return "image/jpeg";
+    if (ext == ".gif") return "image/gif";
+    if (ext == ".webp") return "image/webp";
+    if (ext == ".bmp") return "image/bmp";
+    if (ext == ".svg") return "image/svg+xml";
+    if (ext == ".tif" || ext == ".tiff") return "image/tiff";
+    return "application/octet-stream";
+}
+
+VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options)
+    : provider_(std::move(provider)), options_(std::move(options)) {
+    api_key_ = resolve_credential({provider_.api_key, env_value("OPENAI_API_KEY")});
+    base_url_ = resolve_credential({provider_.base_url, env_value("OPENAI_BASE_URL")});
+    if (api_key_.empty() || base_url_.empty()) {
+        try {
+            auto store = config::ConfigStore::load();
+            auto n = store->vlm_provider();
+            if (!n || !store->has_llm_provider(*n)) n = store->default_llm_provider();
+            if (n && store->has_llm_provider(*n)) {
+                auto e = store->get_llm_provider(*n);
+                if (api_key_.empty()) api_key_ = resolve_credential({e.api_key});
+                if (base_url_.empty()) base_url_ = resolve_credential({e.base_url});
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    if (api_key_.empty())
+        throw ProviderConfigError("No API key for VLMProvider: set VLMProvider.api_key, OPENAI_API_KEY or "
+                                  "llm.vlm_provider in config.json");
+    if (base_url_.empty()) base_url_ = "https://api.openai.com/v1";
+    http_ = detail::make_http(options_);
+}
+
+boost::asio::awaitable<std::string> VLMClient::async_describe(std::string image, std::string prompt, std::string mime) {
+    json::object body;
+    body["model"] = provider_.model;
+    json::array content{json::object{{"type", "text"}, {"text", prompt}},
+                        json::object{{"type", "image_url"},
+                                     {"image_url", json::object{{"url", "data:" + mime + ";base64," + detail::base64_encode(image)}}}}};
+    body["messages"] = json::array{json::object{{"role", "user"}, {"content", std::move(content)}}};
+    if (provider_.max_tokens) body["max_tokens"] = *provider_.max_tokens;
+    if (provider_.temperature) body["temperature"] = *provider_.temperature;
+    net::HttpRequest req;
+    req.url = detail::join_url(base_url_, "/chat/completions");
+    req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}, {"Authorization", "Bearer " + api_key_}};
+    req.body = json::serialize(body);
+    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+    co_return co_await async_retry_with_backoff<std::string>(
+        [&]() -> boost::asio::awaitable<std::string> {
+            auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, std::nullopt);
+            dom::parser parser;
+            dom::element root;
+            if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
+                throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
+                                                            .type = "invalid_response", .message = "VLM response is not JSON"});
+            auto choices = detail::array_field(root, "choices");
+            if (!choices || choices->size() == 0) co_return std::string();
+            auto msg = detail::field(choices->at(0).value(), "message");
+            if (!msg) co_return std::string();
+            auto c = detail::string_field(*msg, "content");
+            co_return c ? std::string(*c) : std::string();
+        },
+        retry);
+}
+
+std::string VLMClient::describe(std::string image, std::string prompt, std::string mime) {
+    auto& rt = options_.runtime ? *options_.runtime : rath::async::Runtime::default_runtime();
+    return rath::async::block_on(rt, async_describe(std::move(image), std::move(prompt), std::move(mime)));
+}
+
+std::string VLMClient::describe_path(const std::filesystem::path& path, std::string prompt) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ProviderConfigError("cannot read image file " + path.string());
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return describe(ss.str(), std::move(prompt), guess_image_mime(path));
+}
+
+}  // namespace rath::llm

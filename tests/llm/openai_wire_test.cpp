@@ -1,0 +1,309 @@
+// OpenAI request building, response normalisation and chunk mapping (spec §4.2-§4.5).
+#include "lib/llm/openai/wire.hpp"
+
+#include <rath/llm/error.hpp>
+
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include <vector>
+
+namespace json = boost::json;
+using namespace rath::llm;
+
+namespace {
+std::vector<std::string> keys(const json::object& o) {
+    std::vector<std::string> k;
+    for (const auto& kv : o) k.emplace_back(kv.key());
+    return k;
+}
+std::vector<StreamDelta> map_events(std::initializer_list<std::pair<std::string, std::string>> events) {
+    openai::ChunkMapper m;
+    std::vector<StreamDelta> out;
+    for (const auto& [ev, data] : events) m.on_event(ev, data, [&](StreamDelta d) { out.push_back(std::move(d)); });
+    return out;
+}
+std::vector<StreamDelta> map_chunk(const std::string& data) { return map_events({{"", data}}); }
+}  // namespace
+
+TEST_CASE("request body matches the spec example with one tool") {
+    ChatRequest r{.messages = {Message::system("be brief"), Message::user("hi")},
+                  .tools = std::vector<FunctionTool>{{.name = "add",
+                                                      .parameters = json::parse(R"({"type":"object","properties":{"a":{"type":"integer"}}})").as_object(),
+                                                      .description = "sum"}},
+                  .tool_choice = json::value("auto")};
+    auto body = openai::build_chat_body(r, "gpt-x", false);
+    auto want = json::parse(R"({"model":"gpt-x","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],
+ "tools":[{"type":"function","function":{"name":"add","parameters":{"type":"object",
+ "properties":{"a":{"type":"integer"}}},"description":"sum"}}],"tool_choice":"auto","stream":false})");
+    CHECK(json::value(body) == want);
+    CHECK(keys(body) == std::vector<std::string>{"model", "messages", "tools", "tool_choice", "stream"});
+}
+
+TEST_CASE("request body omits unset fields and sends falsy values that are set") {
+    ChatRequest r{.messages = {Message::user("q")}, .temperature = 0.0, .seed = 0, .user = "", .store = false};
+    auto body = openai::build_chat_body(r, "m", false);
+    CHECK(body.at("temperature").to_number<double>() == 0.0);
+    CHECK(body.at("seed").as_int64() == 0);
+    CHECK(body.at("store").as_bool() == false);
+    CHECK(body.at("user").as_string() == "");
+    CHECK_FALSE(body.contains("top_p"));
+    CHECK_FALSE(body.contains("tools"));
+    CHECK_FALSE(body.contains("max_tokens"));
+    CHECK(keys(body) == std::vector<std::string>{"model", "messages", "temperature", "seed", "user", "store", "stream"});
+}
+
+TEST_CASE("sampling fields are emitted in the documented order") {
+    ChatRequest r{.messages = {Message::user("q")},
+                  .tool_choice = json::value("none"),
+                  .parallel_tool_calls = true,
+                  .response_format = json::object{{"type", "json_object"}},
+                  .temperature = 0.5,
+                  .top_p = 0.9,
+                  .max_completion_tokens = 10,
+                  .max_tokens = 11,
+                  .stop = StopSequences{std::vector<std::string>{"a", "b"}},
+                  .n = 1,
+                  .seed = 7,
+                  .frequency_penalty = 0.1,
+                  .presence_penalty = 0.2,
+                  .logit_bias = json::object{{"50256", -100}},
+                  .logprobs = true,
+                  .top_logprobs = 2,
+                  .reasoning_effort = "low",
+                  .verbosity = "low",
+                  .metadata = json::object{{"k", "v"}},
+                  .user = "u",
+                  .store = true,
+                  .service_tier = "auto"};
+    auto body = openai::build_chat_body(r, "m", false);
+    CHECK(keys(body) == std::vector<std::string>{"model", "messages", "tool_choice", "parallel_tool_calls",
+                                                 "response_format", "temperature", "top_p", "max_completion_tokens",
+                                                 "max_tokens", "stop", "n", "seed", "frequency_penalty",
+                                                 "presence_penalty", "logit_bias", "logprobs", "top_logprobs",
+                                                 "reasoning_effort", "verbosity", "metadata", "user", "store",
+                                                 "service_tier", "stream"});
+    CHECK(body.at("stop") == json::parse(R"(["a","b"])"));
+}
+
+TEST_CASE("messages carry only the keys that are set and tool calls verbatim") {
+    json::object call = json::parse(R"({"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}})").as_object();
+    ChatRequest r{.messages = {Message{.role = "assistant", .tool_calls = std::vector<json::object>{call}},
+                               Message::tool_result("c1", "ok"), Message{.role = "user", .content = "x", .name = "bob"}}};
+    auto body = openai::build_chat_body(r, "m", false);
+    const auto& msgs = body.at("messages").as_array();
+    CHECK(msgs[0] == json::parse(R"({"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]})"));
+    CHECK(msgs[1] == json::parse(R"({"role":"tool","content":"ok","tool_call_id":"c1"})"));
+    CHECK(msgs[2] == json::parse(R"({"role":"user","content":"x","name":"bob"})"));
+}
+
+TEST_CASE("additionalProperties is stripped at every depth and an empty tools list is still sent") {
+    auto params = json::parse(R"({"type":"object","additionalProperties":false,"properties":{
+        "additionalProperties":{"type":"string"},
+        "list":{"type":"array","items":[{"type":"object","additionalProperties":true}]}}})").as_object();
+    ChatRequest r{.messages = {Message::user("q")},
+                  .tools = std::vector<FunctionTool>{{.name = "f", .parameters = params, .strict = true}}};
+    auto body = openai::build_chat_body(r, "m", false);
+    auto fn = body.at("tools").at(0).at("function");
+    CHECK(fn.at("parameters") == json::parse(R"({"type":"object","properties":{"list":{"type":"array","items":[{"type":"object"}]}}})"));
+    CHECK(fn.at("strict").as_bool());
+    ChatRequest empty{.messages = {Message::user("q")}, .tools = std::vector<FunctionTool>{}};
+    CHECK(openai::build_chat_body(empty, "m", false).at("tools").as_array().empty());
+}
+
+TEST_CASE("extra_create_args win over named fields and transport keys are split off") {
+    ChatRequest r{.messages = {Message::user("q")},
+                  .temperature = 0.1,
+                  .extra_create_args = json::parse(R"({"temperature":0.9,"custom":1,"stream":false,
+                      "extra_body":{"top_k":5},"extra_headers":{"X-Test":"1"},"extra_query":{"a":"b c"},"timeout":12.5})").as_object()};
+    rath::llm::detail::TransportExtras t;
+    auto body = openai::build_chat_body(r, "m", false, &t);
+    CHECK(body.at("temperature").to_number<double>() == doctest::Approx(0.9));
+    CHECK(body.at("custom").as_int64() == 1);
+    CHECK(body.at("top_k").as_int64() == 5);
+    CHECK(body.at("stream").as_bool() == false);
+    CHECK_FALSE(body.contains("extra_body"));
+    CHECK_FALSE(body.contains("timeout"));
+    REQUIRE(t.headers.size() == 1);
+    CHECK(t.headers[0].name == "X-Test");
+    REQUIRE(t.query.size() == 1);
+    CHECK(t.query[0].second == "b c");
+    CHECK(t.timeout_seconds == doctest::Approx(12.5));
+}
+
+TEST_CASE("stream true in extras is rejected for a non-streaming body") {
+    ChatRequest r{.messages = {Message::user("q")}, .extra_create_args = json::object{{"stream", true}}};
+    CHECK_THROWS_AS(openai::build_chat_body(r, "m", false), rath::ProviderConfigError);
+    CHECK_THROWS_WITH(openai::build_chat_body(r, "m", false), doctest::Contains("stream=True is not supported here"));
+    CHECK(openai::build_chat_body(r, "m", true).at("stream").as_bool());
+}
+
+TEST_CASE("streaming bodies ask for usage unless stream_options was given") {
+    ChatRequest r{.messages = {Message::user("q")}};
+    auto body = openai::build_chat_body(r, "m", true);
+    CHECK(body.at("stream").as_bool());
+    CHECK(body.at("stream_options") == json::parse(R"({"include_usage":true})"));
+    r.extra_create_args = json::object{{"stream_options", nullptr}};
+    auto body2 = openai::build_chat_body(r, "m", true);
+    CHECK(body2.at("stream_options").is_null());
+}
+
+TEST_CASE("non-finite sampling values are refused before serialisation") {
+    ChatRequest r{.messages = {Message::user("q")}, .temperature = std::numeric_limits<double>::quiet_NaN()};
+    CHECK_THROWS_AS(openai::build_chat_body(r, "m", false), rath::ProviderConfigError);
+}
+
+TEST_CASE("non-streaming normalisation maps finish reasons content and tool calls") {
+    auto r = openai::parse_chat_response(R"({"id":"x","created":12,"model":"gpt","system_fingerprint":"fp","service_tier":"default",
+      "choices":[
+        {"index":0,"finish_reason":"weird","message":{"content":"hi","refusal":null,"reasoning_content":"why",
+          "annotations":[{"type":"url"},3],"tool_calls":[
+            {"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":40,\"b\":2}"}},
+            {"function":{"name":"bad","arguments":"not json"}},
+            {"id":7,"function":{"arguments":"[1]"}},
+            "skip-me"]}},
+        {"index":1,"finish_reason":null,"message":{"content":[{"type":"text","text":"parts"}]}},
+        "not-an-object",
+        {"index":2,"finish_reason":"function_call","message":"nope","logprobs":{"content":[]}}],
+      "usage":{"prompt_tokens":3,"completion_tokens":null,"total_tokens":3.0,"completion_tokens_details":{"reasoning_tokens":1}}})");
+    CHECK(r.id == "x");
+    CHECK(r.created == 12);
+    CHECK(r.model == "gpt");
+    CHECK(r.system_fingerprint == "fp");
+    CHECK(r.service_tier == "default");
+    REQUIRE(r.choices.size() == 3);
+    const auto& m = r.choices[0].message;
+    CHECK(r.choices[0].finish_reason == FinishReason::stop);
+    CHECK(m.content == "hi");
+    CHECK_FALSE(m.refusal);
+    CHECK(m.reasoning_content == "why");
+    CHECK(m.annotations->size() == 1);
+    REQUIRE(m.tool_calls->size() == 3);
+    CHECK((*m.tool_calls)[0].function.arguments_parsed->at("a").as_int64() == 40);
+    CHECK((*m.tool_calls)[1].id == "");
+    CHECK((*m.tool_calls)[1].type == "function");
+    CHECK((*m.tool_calls)[1].function.arguments_parse_error);
+    CHECK((*m.tool_calls)[2].id == "7");
+    CHECK((*m.tool_calls)[2].function.name == "");
+    CHECK((*m.tool_calls)[2].function.arguments_parse_error);
+    CHECK(r.choices[1].index == 1);
+    CHECK(r.choices[1].message.content == "parts");
+    CHECK(r.choices[2].finish_reason == FinishReason::tool_calls);
+    CHECK(r.choices[2].logprobs);
+    REQUIRE(r.usage);
+    CHECK(r.usage->prompt_tokens == 3);
+    CHECK(r.usage->completion_tokens == 0);
+    CHECK(r.usage->total_tokens == 3);
+    CHECK(r.usage->completion_tokens_details->at("reasoning_tokens").as_int64() == 1);
+    CHECK(r.raw->at("id").as_string() == "x");
+}
+
+TEST_CASE("non-streaming normalisation tolerates missing fields and rejects non-json bodies") {
+    auto r = openai::parse_chat_response(R"({"choices":[{"message":{}}]})");
+    CHECK(r.id.empty());
+    CHECK(r.created == 0);
+    CHECK(r.choices.at(0).finish_reason == FinishReason::stop);
+    CHECK_FALSE(r.usage);
+    CHECK_THROWS_AS(openai::parse_chat_response("<html>bad gateway</html>"), rath::ResponseFormatError);
+    CHECK_THROWS_AS(openai::parse_chat_response("[1,2]"), rath::ResponseFormatError);
+    CHECK_THROWS_AS(openai::parse_chat_response(R"({"error":{"message":"boom","code":502}})"), rath::StreamError);
+}
+
+TEST_CASE("tool call arguments sent as an object are kept as JSON text") {
+    auto r = openai::parse_chat_response(R"({"choices":[{"message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":{"x":1}}}]}}]})");
+    const auto& c = r.choices[0].message.tool_calls->at(0);
+    CHECK(c.function.arguments == R"({"x":1})");
+    CHECK_FALSE(c.function.arguments_parse_error);
+}
+
+TEST_CASE("chunk mapping emits content then tool fragments then finish") {
+    auto d = map_chunk(R"({"choices":[{"index":0,"delta":{"content":"Hi","tool_calls":[
+        {"index":0,"id":"c","function":{"name":"f","arguments":"{"}},
+        {"index":1,"id":null,"function":{"arguments":"}"}}, 5]},"finish_reason":"tool_calls"}]})");
+    REQUIRE(d.size() == 4);
+    CHECK(d[0].content_delta == "Hi");
+    CHECK(d[1].tool_call_index == 0);
+    CHECK(d[1].tool_call_id == "c");
+    CHECK(d[1].tool_call_name_delta == "f");
+    CHECK(d[1].tool_call_args_delta == "{");
+    CHECK(d[2].tool_call_index == 1);
+    CHECK(d[2].tool_call_id == "");
+    CHECK_FALSE(d[2].tool_call_name_delta);
+    CHECK(d[3].finish_reason == FinishReason::tool_calls);
+}
+
+TEST_CASE("chunk mapping skips empty content and drops unknown finish reasons") {
+    auto d = map_chunk(R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"eos"}]})");
+    CHECK(d.empty());
+}
+
+TEST_CASE("chunk mapping reads reasoning_content reasoning and array content parts") {
+    auto d1 = map_chunk(R"({"choices":[{"index":0,"delta":{"content":null,"reasoning_content":"r1"}}]})");
+    REQUIRE(d1.size() == 1);
+    CHECK(d1[0].reasoning_delta == "r1");
+    auto d2 = map_chunk(R"({"choices":[{"index":0,"delta":{"reasoning":"r2"}}]})");
+    REQUIRE(d2.size() == 1);
+    CHECK(d2[0].reasoning_delta == "r2");
+    auto d3 = map_chunk(R"({"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]},{"type":"text","text":"ok"}]}}]})");
+    REQUIRE(d3.size() == 2);
+    CHECK(d3[0].reasoning_delta == "hm");
+    CHECK(d3[1].content_delta == "ok");
+}
+
+TEST_CASE("usage is taken from any chunk but zero usage gives nothing") {
+    auto d = map_chunk(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":null,"total_tokens":3}})");
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].usage->prompt_tokens == 3);
+    CHECK(d[0].usage->completion_tokens == 0);
+    CHECK(map_chunk(R"({"choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0}})").empty());
+    CHECK(map_chunk(R"({"choices":[],"usage":null})").empty());
+    auto fin = map_chunk(R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}})");
+    REQUIRE(fin.size() == 2);
+    CHECK(fin[0].finish_reason == FinishReason::stop);
+    CHECK(fin[1].usage->total_tokens == 3);
+}
+
+TEST_CASE("only choice index zero is mapped") {
+    auto d = map_chunk(R"({"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"mine"}}]})");
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].content_delta == "mine");
+    CHECK(map_chunk(R"({"choices":[{"index":1,"delta":{"content":"other"}}]})").empty());
+}
+
+TEST_CASE("done marker ends the stream and later events are ignored") {
+    openai::ChunkMapper m;
+    std::vector<StreamDelta> out;
+    auto emit = [&](StreamDelta d) { out.push_back(std::move(d)); };
+    CHECK(m.on_event("", R"({"choices":[{"index":0,"delta":{"content":"a"}}]})", emit));
+    CHECK_FALSE(m.on_event("", "[DONE]", emit));
+    CHECK(m.done());
+    CHECK_FALSE(m.on_event("", R"({"choices":[{"index":0,"delta":{"content":"b"}}]})", emit));
+    CHECK(out.size() == 1);
+}
+
+TEST_CASE("in-band errors throw a stream error after the chunk deltas") {
+    std::vector<StreamDelta> out;
+    openai::ChunkMapper m;
+    auto emit = [&](StreamDelta d) { out.push_back(std::move(d)); };
+    try {
+        m.on_event("", R"({"error":{"code":400,"message":"Token limit reached"},"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}})", emit);
+        FAIL("no exception");
+    } catch (const rath::StreamError& e) {
+        CHECK(e.status() == 200);
+        CHECK(e.type() == "400");
+        CHECK(e.provider_message() == "Token limit reached");
+    }
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].usage->total_tokens == 5);
+    openai::ChunkMapper m2;
+    CHECK_THROWS_AS(m2.on_event("error", R"({"error":{"type":"server_error","message":"down"}})", emit), rath::StreamError);
+    openai::ChunkMapper m3;
+    CHECK_THROWS_WITH_AS(m3.on_event("", R"({"error":{"message":""}})", emit),
+                         doctest::Contains("An error occurred during streaming"), rath::StreamError);
+}
+
+TEST_CASE("undecodable chunk data is a typed format error") {
+    openai::ChunkMapper m;
+    CHECK_THROWS_AS(m.on_event("", "{not json", [](StreamDelta) {}), rath::ResponseFormatError);
+}

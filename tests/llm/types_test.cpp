@@ -1,0 +1,140 @@
+// DTO helpers and the stream accumulator (spec §1.5, §1.6, §1.11 and fixture rule 3).
+#include <rath/llm/error.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/llm/stream_accumulator.hpp>
+#include <rath/llm/usage.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace rath::llm;
+
+TEST_CASE("add_usage sums counts and drops detail objects") {
+    TokenUsage a{.prompt_tokens = 1, .completion_tokens = 2, .total_tokens = 3,
+                 .completion_tokens_details = boost::json::object{{"reasoning_tokens", 1}}};
+    TokenUsage b{.prompt_tokens = 10, .completion_tokens = 20, .total_tokens = 30};
+    auto s = add_usage(a, b);
+    REQUIRE(s);
+    CHECK(s->prompt_tokens == 11);
+    CHECK(s->completion_tokens == 22);
+    CHECK(s->total_tokens == 33);
+    CHECK_FALSE(s->completion_tokens_details);
+    CHECK(add_usage(std::nullopt, b) == b);
+    CHECK(add_usage(a, std::nullopt) == a);
+    CHECK_FALSE(add_usage(std::nullopt, std::nullopt));
+}
+
+TEST_CASE("parse_tool_arguments accepts only JSON objects") {
+    auto empty = parse_tool_arguments("");
+    CHECK_FALSE(empty.value);
+    CHECK_FALSE(empty.parse_error);
+    auto ok = parse_tool_arguments(R"({"a":40,"b":2})");
+    REQUIRE(ok.value);
+    CHECK(ok.value->at("a").as_int64() == 40);
+    CHECK_FALSE(ok.parse_error);
+    for (const char* bad : {"[1,2]", "null", "3", "\"s\"", "true", "{\"a\":", "   ", "{'a':1}"}) {
+        INFO(bad);
+        auto r = parse_tool_arguments(bad);
+        CHECK_FALSE(r.value);
+        CHECK(r.parse_error);
+    }
+}
+
+TEST_CASE("primary_choice of an empty response throws an index error") {
+    ChatResponse r;
+    CHECK_THROWS_AS(r.primary_choice(), IndexError);
+    CHECK_THROWS_WITH(r.primary_choice(), "ChatResponse has no choices");
+}
+
+TEST_CASE("finish reasons round trip through their wire names") {
+    for (auto f : {FinishReason::stop, FinishReason::length, FinishReason::tool_calls, FinishReason::content_filter,
+                   FinishReason::function_call, FinishReason::error})
+        CHECK(finish_reason_from_string(to_string(f)) == f);
+    CHECK_FALSE(finish_reason_from_string("weird"));
+}
+
+TEST_CASE("accumulator concatenates text and leaves empty text unset") {
+    StreamAccumulator acc("m");
+    acc.add({.content_delta = "Hel"});
+    acc.add({.content_delta = ""});
+    acc.add({.content_delta = "lo"});
+    auto r = acc.result();
+    CHECK(r.choices.at(0).message.content == "Hello");
+    CHECK(r.model == "m");
+    CHECK(r.id.empty());
+    CHECK(r.created == 0);
+    CHECK(r.choices[0].finish_reason == FinishReason::stop);
+
+    StreamAccumulator none;
+    none.add({.finish_reason = FinishReason::length});
+    auto r2 = none.result();
+    CHECK_FALSE(r2.choices[0].message.content);
+    CHECK(r2.choices[0].finish_reason == FinishReason::length);
+}
+
+TEST_CASE("accumulator builds tool calls by index with id replacement and fragment concatenation") {
+    StreamAccumulator acc;
+    acc.add({.tool_call_index = 1, .tool_call_id = "b", .tool_call_name_delta = "sec", .tool_call_args_delta = "{\"y\""});
+    acc.add({.tool_call_index = 0, .tool_call_id = "a", .tool_call_name_delta = "fir", .tool_call_args_delta = "{\"x\":"});
+    acc.add({.tool_call_index = 0, .tool_call_id = "", .tool_call_name_delta = "st", .tool_call_args_delta = "1}"});
+    acc.add({.tool_call_index = 1, .tool_call_args_delta = ":2}"});
+    acc.add({.tool_call_index = 1, .tool_call_id = "b2"});
+    auto r = acc.result();
+    const auto& calls = *r.choices.at(0).message.tool_calls;
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].id == "a");
+    CHECK(calls[0].function.name == "first");
+    CHECK(calls[0].function.arguments == "{\"x\":1}");
+    CHECK(calls[0].function.arguments_parsed->at("x").as_int64() == 1);
+    CHECK(calls[1].id == "b2");
+    CHECK(calls[1].function.arguments == "{\"y\":2}");
+    CHECK(calls[1].type == "function");
+    CHECK(r.choices[0].finish_reason == FinishReason::tool_calls);
+}
+
+TEST_CASE("accumulator puts fragments without index into the previous bucket unless a new id arrives") {
+    StreamAccumulator acc;
+    acc.add({.tool_call_id = "c1", .tool_call_name_delta = "f", .tool_call_args_delta = "{\"a\""});
+    acc.add({.tool_call_args_delta = ":1}"});
+    acc.add({.tool_call_id = "c2", .tool_call_name_delta = "g", .tool_call_args_delta = "{}"});
+    acc.add({.tool_call_id = "c2", .tool_call_args_delta = ""});
+    auto calls = *acc.result().choices.at(0).message.tool_calls;
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].id == "c1");
+    CHECK(calls[0].function.arguments == "{\"a\":1}");
+    CHECK(calls[1].id == "c2");
+    CHECK(calls[1].function.name == "g");
+}
+
+TEST_CASE("accumulator keeps invalid argument text and flags the parse error") {
+    StreamAccumulator acc;
+    acc.add({.tool_call_index = 0, .tool_call_id = "t", .tool_call_name_delta = "f", .tool_call_args_delta = "{\"trunc"});
+    auto calls = *acc.result().choices.at(0).message.tool_calls;
+    CHECK(calls[0].function.arguments == "{\"trunc");
+    CHECK(calls[0].function.arguments_parse_error);
+    CHECK_FALSE(calls[0].function.arguments_parsed);
+}
+
+TEST_CASE("accumulator lets the last finish reason and the last usage win") {
+    StreamAccumulator acc;
+    acc.add({.finish_reason = FinishReason::length});
+    acc.add({.usage = TokenUsage{.prompt_tokens = 1, .completion_tokens = 1, .total_tokens = 2}});
+    acc.add({.finish_reason = FinishReason::stop});
+    acc.add({.usage = TokenUsage{.prompt_tokens = 5, .completion_tokens = 6, .total_tokens = 11}});
+    auto r = acc.result();
+    CHECK(r.choices[0].finish_reason == FinishReason::stop);
+    CHECK(r.usage->total_tokens == 11);
+    CHECK(acc.delta_count() == 4);
+}
+
+TEST_CASE("accumulator collects reasoning separately and marks failed streams") {
+    StreamAccumulator acc;
+    acc.add({.reasoning_delta = "think "});
+    acc.add({.reasoning_delta = "more"});
+    acc.add({.content_delta = "answer"});
+    acc.add({.finish_reason = FinishReason::stop});
+    acc.fail();
+    auto r = acc.result();
+    CHECK(r.choices[0].message.reasoning_content == "think more");
+    CHECK(r.choices[0].message.content == "answer");
+    CHECK(r.choices[0].finish_reason == FinishReason::error);
+}
