@@ -19,6 +19,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -29,6 +30,7 @@
 #include <optional>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace rath::fake_llm {
@@ -173,7 +175,16 @@ asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
             http::request_parser<http::string_body> parser;
             parser.header_limit(64 * 1024);
             parser.body_limit(64 * 1024 * 1024);
-            auto [rec, n] = co_await http::async_read(sock, buffer, parser, use_tuple);
+            auto [rec, n] = co_await http::async_read_header(sock, buffer, parser, use_tuple);
+            if (!rec && !parser.is_done()) {
+                // curl asks before sending bodies over 1 KiB; answer instead of letting it wait.
+                if (boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+                    static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+                    auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(go_on), use_tuple);
+                    if (wec) break;
+                }
+                std::tie(rec, n) = co_await http::async_read(sock, buffer, parser, use_tuple);
+            }
             if (rec) {
                 const bool protocol_error = rec.category() == http::make_error_code(http::error::bad_target).category() &&
                                             rec != http::error::end_of_stream && rec != http::error::partial_message;

@@ -1,8 +1,13 @@
 // The embedded server over real loopback HTTP: wire shapes of both providers,
 // streaming, the fan-out workload, faults, scripts, routes and counters.
+#include <rath/async/runtime.hpp>
 #include <rath/fake_llm/server.hpp>
 
 #include "fake_llm/http_client.hpp"
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
 
 #include <doctest/doctest.h>
 
@@ -401,6 +406,26 @@ TEST_CASE("malformed requests answer 400 and never crash the server") {
     CHECK(c.post("/v1/chat/completions", chat_body(false)).status == 200);
 }
 
+TEST_CASE("a client that expects 100-continue is told to send its body") {
+    Running s;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket raw(io);
+    raw.connect({boost::asio::ip::make_address("127.0.0.1"), s.port});
+    std::string body = chat_body(false);
+    std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                       "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    boost::asio::write(raw, boost::asio::buffer(head));
+    std::string interim(25, '\0');
+    boost::asio::read(raw, boost::asio::buffer(interim));
+    CHECK(interim == "HTTP/1.1 100 Continue\r\n\r\n");
+    boost::asio::write(raw, boost::asio::buffer(body));
+    boost::beast::flat_buffer buf;
+    boost::beast::http::response<boost::beast::http::string_body> res;
+    boost::beast::http::read(raw, buf, res);
+    CHECK(res.result_int() == 200);
+    CHECK(json::parse(res.body()).at("choices").at(0).at("finish_reason") == "tool_calls");
+}
+
 TEST_CASE("content parts and tool results count like the peers") {
     Running s;
     HttpClient c(s.port);
@@ -625,6 +650,34 @@ TEST_CASE("the server stops while responses are still delayed") {
     server.set_latency(std::chrono::milliseconds(0));
     HttpClient c(again);
     CHECK(c.post("/v1/chat/completions", chat_body(false)).status == 200);
+}
+
+TEST_CASE("a coroutine client on a one-thread rath runtime talks to the embedded server") {
+    // The server has its own io threads, so a client on any runtime (even one with a
+    // single thread that then blocks on the result from outside) cannot deadlock it.
+    Running s;
+    rath::async::Runtime rt({.threads = 1, .blocking_threads = 1, .name = "fake-llm-test"});
+    namespace http = boost::beast::http;
+    auto port = s.port;
+    auto one_call = [port](bool tool_turn) -> boost::asio::awaitable<std::string> {
+        auto ex = co_await boost::asio::this_coro::executor;
+        boost::asio::ip::tcp::socket sock(ex);
+        co_await sock.async_connect({boost::asio::ip::make_address("127.0.0.1"), port}, boost::asio::use_awaitable);
+        http::request<http::string_body> req{http::verb::post, "/v1/chat/completions", 11};
+        req.set(http::field::host, "127.0.0.1");
+        req.body() = chat_body(tool_turn, true, true);
+        req.prepare_payload();
+        co_await http::async_write(sock, req, boost::asio::use_awaitable);
+        boost::beast::flat_buffer buf;
+        http::response<http::string_body> res;
+        co_await http::async_read(sock, buf, res, boost::asio::use_awaitable);
+        co_return res.body();
+    };
+    std::vector<rath::async::Lazy<std::string>> calls;
+    for (int i = 0; i < 16; ++i) calls.push_back(rt.submit(one_call(i % 2 == 1)));
+    for (auto& c : calls) CHECK(parse_sse(c.get()).back().data == "[DONE]");
+    CHECK(s.server.stats().streamed == 16);
+    rt.shutdown();
 }
 
 TEST_CASE("a second server on a busy port fails with a clear error") {

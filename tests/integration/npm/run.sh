@@ -5,6 +5,7 @@
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin="${1:?usage: run.sh PATH/TO/rath-fake-llm}"
+[[ "$bin" = /* ]] || bin="$PWD/$bin"
 if ! command -v node >/dev/null 2>&1; then
   echo "SKIP: node is not installed, cannot run the official SDK tests"
   exit 77

@@ -34,6 +34,7 @@ async function startServer(args = []) {
       const m = out.match(/listening on (http:\/\/\S+)/);
       if (m) resolve(m[1]);
     });
+    proc.on('error', (err) => reject(new Error(`cannot start ${BIN}: ${err.message}`)));
     proc.on('exit', (code) => reject(new Error(`rath-fake-llm exited with ${code} before listening`)));
   });
   return origin;
