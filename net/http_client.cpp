@@ -163,7 +163,7 @@ public:
     void release(std::unique_ptr<Connection> c) {
         std::lock_guard lk(mu_);
         c->idle_since = Clock::now();
-        for (auto& w : waiters_) {
+        for (const auto& w : waiters_) {
             if (w->failed) continue;
             grant_locked(w, std::move(c));
             return;
@@ -205,7 +205,8 @@ private:
         }
     }
 
-    void grant_locked(const std::shared_ptr<Waiter>& w, std::unique_ptr<Connection> c) {
+    // `w` by value: it is erased from waiters_ here, and may be a reference into it.
+    void grant_locked(std::shared_ptr<Waiter> w, std::unique_ptr<Connection> c) {
         waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
         w->queued = false;
         w->granted = true;
