@@ -18,7 +18,7 @@ struct ChatResponse;
 }
 
 struct ProviderErrorInfo {
-    std::string provider;    // "openai", "anthropic", ... (the client kind)
+    std::string provider{};  // "openai", "anthropic", ... (the client kind)
     int status = 0;          // HTTP status; 200 for in-stream errors; 0 when no response
     std::string type{};        // error.type, else error.code as a string
     std::string code{};      // error.code as a string ("" when absent)
