@@ -140,6 +140,19 @@ asio::awaitable<ToolReturn> scoped_call(rath::async::Runtime& rt, FlowToolPtr t,
 
 }  // namespace
 
+namespace {
+
+asio::awaitable<ToolDispatchResult> ready(ToolDispatchResult r) { co_return r; }
+
+asio::awaitable<ToolDispatchResult> finish(asio::awaitable<ToolReturn> laned) {
+    ToolReturn raw = co_await std::move(laned);
+    co_return make_dispatch_result(std::move(raw));
+}
+
+}  // namespace
+
+// Not a coroutine: the policy check, the resource key and the place in the lane all
+// happen when this is *called*, so calls issued in order run in that order.
 asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, FlowToolPtr tool, json::object arguments,
                                                              rath::async::Runtime* runtime) {
     auto& rt = runtime ? *runtime : rath::async::Runtime::default_runtime();
@@ -148,8 +161,8 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     // 1. Policy: a denial never runs the tool and uses no budget.
     if (auto enforcer = tool_policy_enforcer(session)) {
         if (auto reason = enforcer->check(tool->name(), args))
-            co_return make_dispatch_result(ToolReturn(rb::DispatchResult(
-                rb::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()})));
+            return ready(make_dispatch_result(
+                ToolReturn(rb::DispatchResult(rb::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()}))));
     }
 
     // 3. Resource key; a throwing key means the tool body does not run.
@@ -159,7 +172,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     } catch (...) {
         auto e = std::current_exception();
         if (is_uncatchable(e)) throw;
-        co_return make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e))));
+        return ready(make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e)))));
     }
 
     // 4. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped
@@ -167,10 +180,9 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     //    even while its sandbox is being opened lazily), then the sandbox's lane (two
     //    sessions sharing a sandbox take turns). Always in that order: no cycles.
     std::string base = base_lane(*tool, key);
-    auto op = scoped_call(rt, tool, session, std::move(args), base);
     std::string outer = tool->sandbox_scoped() ? base + "\x1fsession:" + session.id() : base;
-    ToolReturn raw = co_await rt.strands().async_run(std::move(outer), std::move(op));
-    co_return make_dispatch_result(std::move(raw));
+    auto op = scoped_call(rt, tool, session, std::move(args), std::move(base));
+    return finish(rt.strands().async_run(outer, std::move(op)));
 }
 
 ToolDispatchResult dispatch_flow_tool(const Session& session, FlowToolPtr tool, json::object arguments,

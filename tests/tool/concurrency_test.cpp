@@ -23,10 +23,11 @@ TEST_CASE("a thousand tool calls across fifty sandboxes keep per-sandbox order a
     };
     std::mutex mu;
     std::vector<Span> spans;
-    auto timed = [&](rath::Session s, int sb, int i) -> boost::asio::awaitable<rt::ToolDispatchResult> {
+    // The dispatch is *called* here, in call order (that is when it takes its place in
+    // the lane); the wrapper only times it.
+    auto timed = [&](boost::asio::awaitable<rt::ToolDispatchResult> call, int sb) -> boost::asio::awaitable<rt::ToolDispatchResult> {
         auto t0 = Clock::now();
-        json::object args{{"cmd", "echo " + std::to_string(i) + " >> order.log"}};
-        auto r = co_await rt::async_dispatch_flow_tool(s, tool, std::move(args));
+        auto r = co_await std::move(call);
         std::lock_guard lk(mu);
         spans.push_back({sb, t0, Clock::now()});
         co_return r;
@@ -35,7 +36,10 @@ TEST_CASE("a thousand tool calls across fifty sandboxes keep per-sandbox order a
     auto t0 = Clock::now();
     std::vector<rath::async::Lazy<rt::ToolDispatchResult>> calls;
     for (int i = 0; i < per; ++i)  // interleaved submission: call i of every sandbox, then i + 1
-        for (int sb = 0; sb < sandboxes; ++sb) calls.push_back(runtime.submit(timed(sessions[sb], sb, i)));
+        for (int sb = 0; sb < sandboxes; ++sb) {
+            json::object args{{"cmd", "echo " + std::to_string(i) + " >> order.log"}};
+            calls.push_back(runtime.submit(timed(rt::async_dispatch_flow_tool(sessions[sb], tool, std::move(args)), sb)));
+        }
     for (auto& c : calls) CHECK_FALSE(c.get().failed);
     double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     MESSAGE("1000 run_shell_command calls over 50 local sandboxes: " << wall << " s");
