@@ -1,0 +1,65 @@
+#pragma once
+// Typed transcript rows (session.md §1.1-§1.2). A row is immutable and shared by
+// reference between sessions; its payload keeps the exact key order of the spec,
+// which the persisted JSONL format depends on.
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rath {
+
+enum class ChunkKind { system, user, assistant, tool_result };
+
+// The wire value: "system", "user", "assistant", "tool_result".
+std::string_view to_string(ChunkKind kind) noexcept;
+// The kind for a wire value, or nullopt.
+std::optional<ChunkKind> chunk_kind_from_string(std::string_view s) noexcept;
+
+class ChunkRow {
+public:
+    ChunkRow(ChunkKind kind, boost::json::object payload) : kind_(kind), payload_(std::move(payload)) {}
+
+    ChunkKind kind() const noexcept { return kind_; }
+    const boost::json::object& payload() const noexcept { return payload_; }
+
+    // Value equality: kind plus deep payload equality.
+    bool operator==(const ChunkRow& o) const { return kind_ == o.kind_ && payload_ == o.payload_; }
+
+private:
+    ChunkKind kind_;
+    boost::json::object payload_;
+};
+
+using ChunkRowPtr = std::shared_ptr<const ChunkRow>;
+
+// One tool call of an assistant turn, stored in OpenAI wire form.
+struct AssistantToolCall {
+    std::string id{};
+    std::string name{};
+    std::string arguments{};  // the raw JSON text the model emitted
+    std::string type = "function";
+};
+
+// {"content": text}
+ChunkRowPtr user_text_chunk(std::string text);
+// {"content": text}
+ChunkRowPtr system_text_chunk(std::string text);
+// {"content": content-or-null, "tool_calls": list-or-null}; an empty list is stored as null.
+ChunkRowPtr assistant_turn_chunk(const std::vector<AssistantToolCall>& tool_calls,
+                                 std::optional<std::string> content = std::nullopt);
+// Same, from calls already in wire form ({"id","type","function":{"name","arguments"}}).
+ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::optional<std::string> content = std::nullopt);
+// {"tool_call_id": id, "name": name, "content": body}
+ChunkRowPtr tool_feedback_chunk(std::string tool_call_id, std::string name, std::string body);
+
+// Any kind with a payload given verbatim (loader, migrations).
+inline ChunkRowPtr make_chunk_row(ChunkKind kind, boost::json::object payload) {
+    return std::make_shared<const ChunkRow>(kind, std::move(payload));
+}
+
+}  // namespace rath

@@ -1,0 +1,83 @@
+#pragma once
+// ChunkTable (session.md §1.3): an immutable, structurally shared sequence of rows.
+// Copying a table is O(1) (it is a handle to an immutable tree); append/extend return
+// a new table that shares every full 32-row block of the old one, so the prefix is
+// never copied (a persistent 32-way trie with a tail block, as in Clojure's vector).
+#include <rath/session/chunk.hpp>
+
+#include <cstddef>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace rath {
+
+namespace detail {
+struct ChunkTableImpl;
+}
+
+class ChunkTable {
+public:
+    class const_iterator {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = ChunkRowPtr;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const ChunkRowPtr*;
+        using reference = const ChunkRowPtr&;
+
+        const_iterator() = default;
+        reference operator*() const;
+        pointer operator->() const { return &**this; }
+        const_iterator& operator++();
+        const_iterator operator++(int) {
+            auto t = *this;
+            ++*this;
+            return t;
+        }
+        bool operator==(const const_iterator& o) const noexcept { return index_ == o.index_; }
+
+    private:
+        friend class ChunkTable;
+        const_iterator(const detail::ChunkTableImpl* t, std::size_t i) : table_(t), index_(i) {}
+        const detail::ChunkTableImpl* table_ = nullptr;
+        std::size_t index_ = 0;
+        mutable const ChunkRowPtr* block_ = nullptr;  // cached 32-row block of index_
+        mutable std::size_t block_base_ = static_cast<std::size_t>(-1);
+    };
+
+    ChunkTable();
+    ChunkTable(std::initializer_list<ChunkRowPtr> rows);
+    explicit ChunkTable(std::span<const ChunkRowPtr> rows);
+
+    std::size_t size() const noexcept;
+    bool empty() const noexcept { return size() == 0; }
+    // O(log32 n). Unchecked.
+    const ChunkRowPtr& operator[](std::size_t i) const noexcept;
+    // Throws SessionError naming the index and the size when out of range.
+    const ChunkRowPtr& at(std::size_t i) const;
+    const ChunkRowPtr& back() const { return at(size() - 1); }
+
+    const_iterator begin() const noexcept { return {impl_.get(), 0}; }
+    const_iterator end() const noexcept { return {impl_.get(), size()}; }
+
+    // New tables; `*this` is unchanged and shares its blocks with the result.
+    ChunkTable append(ChunkRowPtr row) const;
+    ChunkTable extend(std::span<const ChunkRowPtr> rows) const;
+    ChunkTable extend(const ChunkTable& rows) const;
+
+    std::vector<ChunkRowPtr> to_vector() const;
+
+    // Value equality (row by row, deep).
+    bool operator==(const ChunkTable& o) const;
+    // Identity: both handles refer to the same table object.
+    bool same_as(const ChunkTable& o) const noexcept { return impl_ == o.impl_; }
+
+private:
+    explicit ChunkTable(std::shared_ptr<const detail::ChunkTableImpl> impl) : impl_(std::move(impl)) {}
+    std::shared_ptr<const detail::ChunkTableImpl> impl_;
+};
+
+}  // namespace rath

@@ -1,0 +1,155 @@
+#include <rath/session/chunk.hpp>
+#include <rath/session/chunk_table.hpp>
+#include <rath/session/error.hpp>
+#include <rath/session/format.hpp>
+#include <rath/session/messages.hpp>
+
+#include "lib/core/pyjson.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace rath;
+
+namespace {
+std::string keys_of(const boost::json::object& o) {
+    std::string out;
+    for (auto& kv : o) {
+        if (!out.empty()) out += ",";
+        out += kv.key();
+    }
+    return out;
+}
+}  // namespace
+
+TEST_SUITE("session/chunk") {
+
+TEST_CASE("chunk kinds use the spec wire values") {
+    CHECK(to_string(ChunkKind::system) == "system");
+    CHECK(to_string(ChunkKind::user) == "user");
+    CHECK(to_string(ChunkKind::assistant) == "assistant");
+    CHECK(to_string(ChunkKind::tool_result) == "tool_result");
+    CHECK(chunk_kind_from_string("tool_result") == ChunkKind::tool_result);
+    CHECK_FALSE(chunk_kind_from_string("tool").has_value());
+}
+
+TEST_CASE("row builders produce the exact payload keys in order") {
+    CHECK(keys_of(user_text_chunk("hi")->payload()) == "content");
+    CHECK(keys_of(system_text_chunk("sys")->payload()) == "content");
+    auto a = assistant_turn_chunk({{.id = "c1", .name = "run", .arguments = "{\"x\": 1}"}}, std::string("ok"));
+    CHECK(keys_of(a->payload()) == "content,tool_calls");
+    CHECK(detail::pyjson_utf8(a->payload()) ==
+          R"({"content": "ok", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{\"x\": 1}"}}]})");
+    auto t = tool_feedback_chunk("c1", "run", "body");
+    CHECK(keys_of(t->payload()) == "tool_call_id,name,content");
+}
+
+TEST_CASE("an assistant turn with no tool calls stores null for both absent fields") {
+    auto a = assistant_turn_chunk({}, std::nullopt);
+    CHECK(detail::pyjson_utf8(a->payload()) == R"({"content": null, "tool_calls": null})");
+}
+
+TEST_CASE("rows compare by kind and deep payload") {
+    CHECK(*user_text_chunk("a") == *user_text_chunk("a"));
+    CHECK_FALSE(*user_text_chunk("a") == *system_text_chunk("a"));
+    CHECK_FALSE(*user_text_chunk("a") == *user_text_chunk("b"));
+}
+
+TEST_CASE("extending a table returns a new table and leaves the original untouched") {
+    ChunkTable a{user_text_chunk("one")};
+    ChunkTable b = a.append(user_text_chunk("two"));
+    CHECK(a.size() == 1);
+    CHECK(b.size() == 2);
+    CHECK(b[0] == a[0]);  // the same row object is shared
+    CHECK_FALSE(a.same_as(b));
+    ChunkTable c = a;
+    CHECK(c.same_as(a));
+}
+
+TEST_CASE("large tables keep every row in order across many blocks") {
+    std::vector<ChunkRowPtr> rows;
+    for (int i = 0; i < 5000; ++i) rows.push_back(user_text_chunk(std::to_string(i)));
+    ChunkTable bulk(rows);
+    ChunkTable incremental;
+    for (auto& r : rows) incremental = incremental.append(r);
+    REQUIRE(bulk.size() == 5000);
+    REQUIRE(incremental.size() == 5000);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        CHECK(bulk[i] == rows[i]);
+        CHECK(incremental[i] == rows[i]);
+    }
+    std::size_t i = 0;
+    for (const auto& r : incremental) CHECK(r == rows[i++]);
+    CHECK(i == 5000);
+    CHECK(bulk == incremental);
+}
+
+TEST_CASE("branches of a shared prefix do not see each other's rows") {
+    std::vector<ChunkRowPtr> rows;
+    for (int i = 0; i < 1100; ++i) rows.push_back(user_text_chunk(std::to_string(i)));
+    ChunkTable base(rows);
+    ChunkTable left = base.append(user_text_chunk("left"));
+    ChunkTable right = base.extend(ChunkTable{user_text_chunk("right"), user_text_chunk("right2")});
+    CHECK(base.size() == 1100);
+    CHECK(left.size() == 1101);
+    CHECK(right.size() == 1102);
+    CHECK(left[1100]->payload().at("content") == "left");
+    CHECK(right[1100]->payload().at("content") == "right");
+    CHECK(right[1101]->payload().at("content") == "right2");
+    for (std::size_t i = 0; i < 1100; ++i) CHECK(left[i] == right[i]);
+}
+
+TEST_CASE("out of range access names the index and the size") {
+    ChunkTable t{user_text_chunk("a")};
+    CHECK_THROWS_WITH_AS(t.at(3), "chunk index 3 out of range for a table of 1 rows", SessionError);
+}
+
+TEST_CASE("rows map to provider messages in order with roles and tool fields") {
+    ChunkTable t{system_text_chunk("sys"), user_text_chunk("hi"),
+                 assistant_turn_chunk({{.id = "c1", .name = "run", .arguments = "{}"}}, std::nullopt),
+                 tool_feedback_chunk("c1", "run", "{\"ok\": true}"), assistant_turn_chunk({}, std::string("done"))};
+    auto m = chunk_table_to_messages(t);
+    REQUIRE(m.size() == 5);
+    CHECK(m[0].role == "system");
+    CHECK(m[0].content == "sys");
+    CHECK(m[1].role == "user");
+    CHECK(m[2].role == "assistant");
+    CHECK_FALSE(m[2].content.has_value());
+    REQUIRE(m[2].tool_calls.has_value());
+    CHECK(m[2].tool_calls->at(0).at("id") == "c1");
+    CHECK(m[2].tool_calls->at(0).at("function").at("name") == "run");
+    CHECK(m[3].role == "tool");
+    CHECK(m[3].tool_call_id == "c1");
+    CHECK(m[3].content == "{\"ok\": true}");
+    CHECK_FALSE(m[3].name.has_value());  // the tool name is not forwarded
+    CHECK(m[4].content == "done");
+    CHECK_FALSE(m[4].tool_calls.has_value());
+}
+
+TEST_CASE("a row without content cannot become a message") {
+    ChunkTable t{make_chunk_row(ChunkKind::user, boost::json::object{{"text", "x"}})};
+    CHECK_THROWS_WITH_AS(chunk_table_to_messages(t), "chunk row 0 (user) has no 'content' key", SessionError);
+}
+
+TEST_CASE("the brief formatter unescapes JSON tool bodies and lists tool names") {
+    auto t = tool_feedback_chunk("c1", "shell", "  {\"stdout\": \"\\u2500\\u2500 ok\", \"exit_code\": 0}  ");
+    CHECK(format_chunk_row_brief(3, *t) == "[3] tool_result: name='shell' body={\"stdout\":\"\xE2\x94\x80\xE2\x94\x80 ok\",\"exit_code\":0}");
+    auto plain = tool_feedback_chunk("c1", "shell", "not json");
+    CHECK(format_chunk_row_brief(0, *plain) == "[0] tool_result: name='shell' body=not json");
+    auto a = assistant_turn_chunk({{.id = "1", .name = "a", .arguments = "{}"}, {.id = "2", .name = "b", .arguments = "{}"}},
+                                  std::string("thinking"));
+    CHECK(format_chunk_row_brief(1, *a) == "[1] assistant: text='thinking', tools=[a, b]");
+    CHECK(format_chunk_row_brief(2, *user_text_chunk("line1\nline2")) == "[2] user: 'line1\\\\nline2'");
+}
+
+TEST_CASE("the repr row lines follow the spec format") {
+    auto a = assistant_turn_chunk({{.id = "1", .name = "run", .arguments = "{\"cmd\": \"ls\"}"}}, std::string("  "));
+    CHECK(format_chunk_row_repr(1, *a) == "[1] assistant: tools=[run('{\"cmd\": \"ls\"}')]");
+    CHECK(format_chunk_row_repr(0, *assistant_turn_chunk({}, std::nullopt)) == "[0] assistant: (empty)");
+    CHECK(format_chunk_row_repr(2, *tool_feedback_chunk("id9", "t", "it's")) ==
+          "[2] tool_result: name='t', id='id9', body=\"it's\"");
+    CHECK(format_chunk_row_repr(0, *system_text_chunk("s")) == "[0] system: 's'");
+}
+
+}  // TEST_SUITE
