@@ -1,0 +1,57 @@
+#pragma once
+// AsyncSessionWriter (session.md §5.4): the writer for coroutines. All file I/O runs
+// on the runtime's blocking pool, never on an io thread. One drain coroutine per
+// writer writes queued records strictly in FIFO order; the queue is bounded, so a
+// producer suspends when it is full. A failed write is latched and rethrown by the
+// next write and by async_close().
+//
+// A handle: copies share one writer.
+#include <rath/async/runtime.hpp>
+#include <rath/session.hpp>
+#include <rath/session/persistence/writer.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+
+namespace rath::persistence {
+
+struct AsyncWriterOptions {
+    WriterOptions writer{};
+    std::size_t queue_maxsize = 256;
+    async::Runtime* runtime = nullptr;  // default: Runtime::default_runtime()
+};
+
+class AsyncSessionWriter {
+public:
+    // Opens the writer on the blocking pool: the header is on disk when this completes.
+    // (No defaulted options argument: GCC 12 destroys a brace-initialized temporary in
+    // a co_await expression twice, so pass options as a named variable.)
+    static boost::asio::awaitable<AsyncSessionWriter> async_open(Session session);
+    static boost::asio::awaitable<AsyncSessionWriter> async_open(Session session, AsyncWriterOptions options);
+
+    // Queues a chunk record and returns once it is queued (waits for queue space).
+    boost::asio::awaitable<void> async_enqueue_chunk(std::size_t index, ChunkRowPtr row);
+    // Queues a chunk record and returns once it is written (the acknowledgement: the
+    // record's write(2) returned, and it was fdatasync'ed if sync_each_record).
+    boost::asio::awaitable<void> async_write_chunk(std::size_t index, ChunkRowPtr row);
+    // Drains the queue, writes the trailer and promotes the file; rethrows a latched
+    // write error. Idempotent.
+    boost::asio::awaitable<void> async_close();
+    // Stops draining, drops queued records and leaves the partial. Idempotent.
+    boost::asio::awaitable<void> async_abandon();
+
+    const std::filesystem::path& path() const noexcept;
+    const std::filesystem::path& partial_path() const noexcept;
+    std::size_t chunks_written() const noexcept;
+
+    struct State;
+
+private:
+    explicit AsyncSessionWriter(std::shared_ptr<State> st) : st_(std::move(st)) {}
+    std::shared_ptr<State> st_;
+};
+
+}  // namespace rath::persistence

@@ -1,0 +1,72 @@
+#pragma once
+// Loading persisted sessions back (session.md §5.5): the loader, listing, deletion and
+// pruning. A final line without "\n" (a crash mid-write) is dropped; anything else
+// that is wrong is a PersistenceError naming the file and line.
+#include <rath/session.hpp>
+#include <rath/session/persistence/records.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rath::persistence {
+
+struct PersistedSession {
+    PersistedSessionHeader header;
+    ChunkTable chunks;
+    std::optional<TokenUsage> usage;  // the trailer's, unset without trailer
+    bool closed = false;              // a trailer was seen
+    std::filesystem::path path;       // canonical
+    std::optional<boost::json::object> trailer;
+
+    // Resume: the session as it was written — same id, rows, usage, lineage, target
+    // backend and spec (not stamped, unbound).
+    Session to_session() const;
+    // session.md §5.5: a fresh unstamped user session with the rows, backend and spec,
+    // and an agent session from `agent_prompt`, else from the first SYSTEM row, else
+    // empty.
+    std::pair<Session, Session> to_resumable_pair(std::optional<std::string> agent_prompt = std::nullopt) const;
+};
+
+// Loads `path` if given, else <id>.jsonl, falling back to <id>.jsonl.__partial__.
+PersistedSession load_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);
+// Loads one file.
+PersistedSession load_session_file(const std::filesystem::path& path);
+// The same on the runtime's blocking pool.
+boost::asio::awaitable<PersistedSession> async_load_session(std::string session_id,
+                                                            std::optional<std::filesystem::path> path = std::nullopt);
+
+struct PersistedSessionMeta {
+    std::string id;
+    std::filesystem::path path;
+    std::string created_at;
+    std::chrono::system_clock::time_point created_at_time;
+    std::string lineage_operator;
+    LineageKind lineage_kind = LineageKind::unknown;
+    std::size_t chunk_count = 0;
+    bool closed = false;
+};
+
+struct ListOptions {
+    std::optional<std::filesystem::path> dir{};  // default: default_sessions_dir()
+    // Receives one error per unreadable session file (also reported as a warning).
+    std::vector<PersistenceError>* skipped = nullptr;
+};
+// Every *.jsonl and *.jsonl.__partial__ file, sorted by created_at (stable). A missing
+// directory lists nothing; other files are not ours and are ignored.
+std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& options = {});
+// Deletes the target file (and, without `path`, the partial); true if anything went.
+bool delete_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);
+// Deletes every listed file created before now - older_than; returns the ids removed.
+std::vector<std::string> prune_sessions(std::chrono::system_clock::duration older_than,
+                                        std::optional<std::filesystem::path> dir = std::nullopt);
+
+}  // namespace rath::persistence

@@ -1,0 +1,31 @@
+#pragma once
+// Where persisted sessions live (session.md §5.1). The config directory is the first
+// of: $OPENRATH_HOME (trimmed, ~ expanded, made absolute), ./.openrath if it is a
+// directory, ~/.openrath. Sessions go to <config>/sessions, created only when a
+// writer opens (or ensure_sessions_dir()).
+//
+// Note: this is the session layer's own resolution; the config layer is expected to
+// provide the same rule, and the two should be unified.
+#include <filesystem>
+#include <string_view>
+
+namespace rath::persistence {
+
+inline constexpr std::string_view sessions_dir_name = "sessions";
+inline constexpr std::string_view session_file_suffix = ".jsonl";
+inline constexpr std::string_view session_partial_suffix = ".jsonl.__partial__";
+inline constexpr std::string_view partial_suffix = ".__partial__";
+
+// Throws PersistenceError when $OPENRATH_HOME exists and is not a directory.
+std::filesystem::path default_config_dir();
+std::filesystem::path default_sessions_dir();
+// Creates the sessions directory if needed (idempotent) and returns it.
+std::filesystem::path ensure_sessions_dir();
+
+// <sessions>/<id>.jsonl and <sessions>/<id>.jsonl.__partial__
+std::filesystem::path session_file_path(std::string_view id);
+std::filesystem::path session_partial_path(std::string_view id);
+// For an explicit final path P: the same directory, name P.name + ".__partial__".
+std::filesystem::path partial_path_for(const std::filesystem::path& final_path);
+
+}  // namespace rath::persistence

@@ -1,0 +1,77 @@
+#pragma once
+// SessionWriter (session.md §5.3): the synchronous, append-only JSONL writer of one
+// session. The file is <id>.jsonl.__partial__ while open (the write-ahead log), locked
+// with an exclusive flock; every record is one write(2) of a full line, so a record
+// whose write returned survives a crash of the process. close() writes the trailer
+// and atomically renames the partial file to <id>.jsonl; abandon() leaves the partial.
+#include <rath/session.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace rath::persistence {
+
+struct WriterOptions {
+    // Explicit final path (the partial goes next to it); default <sessions>/<id>.jsonl.
+    std::optional<std::filesystem::path> path{};
+    // Sandbox-registry id written to the header for reattach.
+    std::optional<std::string> sandbox_handle_id{};
+    // fdatasync after every record (survives power loss, not only process death).
+    bool sync_each_record = false;
+};
+
+class SessionWriter {
+public:
+    // Opens and locks the partial file and writes the header. Throws PersistenceError
+    // when another writer holds the file ("another process is already writing to
+    // '<partial>'; refusing to interleave appends"), when an unfinished partial of the
+    // same session already exists (it would be unloadable with a second header), or on
+    // I/O errors.
+    explicit SessionWriter(Session session, WriterOptions options = {});
+    // Abandons (keeps the partial, no trailer) if neither closed nor abandoned.
+    ~SessionWriter();
+    SessionWriter(const SessionWriter&) = delete;
+    SessionWriter& operator=(const SessionWriter&) = delete;
+
+    // Appends one chunk record. Throws PersistenceError after close()/abandon().
+    void write_chunk(std::size_t index, const ChunkRow& row);
+    // Trailer, unlock, rename partial -> final. Idempotent.
+    void close();
+    // Unlock and stop; the partial stays without trailer. Idempotent; no-op after close().
+    void abandon() noexcept;
+
+    const std::filesystem::path& path() const noexcept { return final_; }
+    const std::filesystem::path& partial_path() const noexcept { return partial_; }
+    std::size_t chunks_written() const noexcept { return chunks_written_; }
+    bool closed() const noexcept { return fd_ < 0; }
+
+private:
+    void write_line(const std::string& line);
+    void release_fd() noexcept;
+
+    Session session_;
+    WriterOptions options_;
+    std::filesystem::path final_;
+    std::filesystem::path partial_;
+    int fd_ = -1;
+    std::size_t chunks_written_ = 0;
+    std::size_t offset_ = 0;  // file size after the last complete record
+    bool finished_ = false;  // closed or abandoned
+};
+
+// Scope guard: close() on normal exit, abandon() when leaving by an exception.
+class SessionWriterGuard {
+public:
+    explicit SessionWriterGuard(SessionWriter& w) noexcept : w_(w), exceptions_(std::uncaught_exceptions()) {}
+    ~SessionWriterGuard() noexcept(false);
+    SessionWriterGuard(const SessionWriterGuard&) = delete;
+    SessionWriterGuard& operator=(const SessionWriterGuard&) = delete;
+
+private:
+    SessionWriter& w_;
+    int exceptions_;
+};
+
+}  // namespace rath::persistence

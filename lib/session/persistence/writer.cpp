@@ -1,0 +1,162 @@
+#include <rath/session/persistence/paths.hpp>
+#include <rath/session/persistence/records.hpp>
+#include <rath/session/persistence/writer.hpp>
+#include <rath/session/warning.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace rath::persistence {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+}  // namespace
+
+SessionWriter::SessionWriter(Session session, WriterOptions options)
+    : session_(std::move(session)), options_(std::move(options)) {
+    if (options_.path) {
+        final_ = fs::weakly_canonical(fs::absolute(*options_.path));
+        partial_ = partial_path_for(final_);
+    } else {
+        final_ = session_file_path(session_.id());
+        partial_ = session_partial_path(session_.id());
+    }
+    std::error_code ec;
+    fs::create_directories(partial_.parent_path(), ec);
+    if (ec)
+        throw PersistenceError("cannot create directory " + quoted(partial_.parent_path()) + ": " + ec.message(),
+                               partial_.parent_path().string());
+    ensure_sessions_dir();
+
+    bool existed = fs::exists(partial_, ec);
+    int fd = ::open(partial_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        int e = errno;
+        throw PersistenceError("cannot open " + quoted(partial_) + " for appending: " + errno_text(e),
+                               partial_.string());
+    }
+    // flock (per open file description), not fcntl: two writers in one process must
+    // conflict too.
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        throw PersistenceError("another process is already writing to " + quoted(partial_) +
+                                   "; refusing to interleave appends",
+                               partial_.string());
+    }
+    fd_ = fd;
+    if (existed) {
+        // A partial nobody holds is a crashed or abandoned writer of this session. A
+        // second header would make it unloadable: the new writer starts it over.
+        if (::ftruncate(fd_, 0) != 0) {
+            int e = errno;
+            release_fd();
+            finished_ = true;
+            throw PersistenceError("cannot truncate stale partial " + quoted(partial_) + ": " + errno_text(e),
+                                   partial_.string());
+        }
+    } else {
+        (void)::fchmod(fd_, 0600);
+    }
+    try {
+        write_line(record_line(make_header_record(session_, options_.sandbox_handle_id, iso_utc_now())));
+    } catch (...) {
+        release_fd();
+        finished_ = true;
+        throw;
+    }
+}
+
+SessionWriter::~SessionWriter() { abandon(); }
+
+void SessionWriter::write_line(const std::string& line) {
+    // One write(2) per record in the common case: once it returns, the record is in
+    // the kernel and survives the death of this process.
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd_, p, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            // Never leave a torn record in the middle of the file: cut back to the
+            // last complete one, so later records stay loadable.
+            if (p != line.data()) (void)::ftruncate(fd_, static_cast<off_t>(offset_));
+            throw PersistenceError("failed to write to " + quoted(partial_) + ": " + errno_text(e),
+                                   partial_.string());
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    offset_ += line.size();
+    if (options_.sync_each_record && ::fdatasync(fd_) != 0) {
+        int e = errno;
+        throw PersistenceError("fdatasync of " + quoted(partial_) + " failed: " + errno_text(e), partial_.string());
+    }
+}
+
+void SessionWriter::write_chunk(std::size_t index, const ChunkRow& row) {
+    if (finished_ || fd_ < 0)
+        throw PersistenceError("SessionWriter(" + final_.string() + ") is closed; cannot append more chunks",
+                               final_.string());
+    write_line(record_line(make_chunk_record(index, row)));
+    ++chunks_written_;
+}
+
+void SessionWriter::release_fd() noexcept {
+    if (fd_ < 0) return;
+    (void)::flock(fd_, LOCK_UN);
+    ::close(fd_);
+    fd_ = -1;
+}
+
+void SessionWriter::close() {
+    if (finished_) return;
+    finished_ = true;
+    try {
+        write_line(record_line(make_trailer_record(iso_utc_now(), chunks_written_, session_.raw_usage())));
+        if (!options_.sync_each_record) (void)::fdatasync(fd_);
+    } catch (...) {
+        release_fd();
+        throw;
+    }
+    release_fd();
+    if (::rename(partial_.c_str(), final_.c_str()) != 0 && errno != ENOENT) {
+        int e = errno;
+        throw PersistenceError("cannot rename " + quoted(partial_) + " to " + quoted(final_) + ": " + errno_text(e),
+                               partial_.string());
+    }
+    if (options_.sync_each_record) {
+        int dfd = ::open(final_.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)::fsync(dfd);
+            ::close(dfd);
+        }
+    }
+}
+
+void SessionWriter::abandon() noexcept {
+    if (finished_) return;
+    finished_ = true;
+    release_fd();
+}
+
+SessionWriterGuard::~SessionWriterGuard() noexcept(false) {
+    if (std::uncaught_exceptions() > exceptions_)
+        w_.abandon();
+    else
+        w_.close();
+}
+
+}  // namespace rath::persistence

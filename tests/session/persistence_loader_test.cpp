@@ -1,0 +1,334 @@
+// Loader, listing, pruning and schema versions (session.md §5.5-§5.6).
+#include "support.hpp"
+
+#include <rath/session.hpp>
+#include <rath/session/lineage_recorder.hpp>
+#include <rath/session/persistence/loader.hpp>
+#include <rath/session/persistence/paths.hpp>
+#include <rath/session/persistence/writer.hpp>
+#include <rath/session/warning.hpp>
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace rath;
+using namespace rath::persistence;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << text;
+}
+
+// Writes `s` with all its rows and closes it (or abandons it).
+fs::path persist(const Session& s, bool close = true, std::optional<std::string> handle = std::nullopt) {
+    SessionWriter w(s, {.sandbox_handle_id = handle});
+    std::size_t i = 0;
+    for (const auto& row : s.chunks()) w.write_chunk(i++, *row);
+    if (close) {
+        w.close();
+        return w.path();
+    }
+    w.abandon();
+    return w.partial_path();
+}
+
+std::string header_line(const std::string& id, const std::string& created_at, int version = 1) {
+    return "{\"record_type\": \"header\", \"schema_version\": " + std::to_string(version) + ", \"id\": \"" + id +
+           "\", \"created_at\": \"" + created_at + "\"}\n";
+}
+
+// Silences the listing warnings of one test and collects them.
+struct CaptureWarnings {
+    std::vector<std::string> seen;
+    SessionWarningHandler prev;
+    CaptureWarnings() { prev = set_session_warning_handler([this](std::string_view m) { seen.emplace_back(m); }); }
+    ~CaptureWarnings() { set_session_warning_handler(prev); }
+};
+
+}  // namespace
+
+TEST_SUITE("session/persistence/loader") {
+
+TEST_CASE("a written session loads back equal in rows usage and lineage") {
+    session_test::TempHome home;
+    Session root = create_user_session("root");
+    Session s = root.fork();
+    s.to("local", "/ws/project");
+    s.append_chunk(system_text_chunk("be brief"));
+    s.append_chunk(assistant_turn_chunk({{.id = "c1", .name = "run_shell_command", .arguments = "{\"command\": \"ls\"}"}},
+                                        std::nullopt));
+    s.append_chunk(tool_feedback_chunk("c1", "run_shell_command", "{\"exit_code\": 0, \"stdout\": \"a\\n\"}"));
+    s.append_chunk(assistant_turn_chunk({}, std::string("done \xE2\x9C\x93")));
+    s.add_lineage_extra("loop.truncated", true);
+    s.add_lineage_extra("score", 0.5);
+    s.set_raw_usage(TokenUsage{.prompt_tokens = 100, .completion_tokens = 20, .total_tokens = 120});
+    persist(s, true, "7d0c7f1e-1111-4222-8333-444455556666");
+
+    PersistedSession p = load_session(s.id());
+    CHECK(p.closed);
+    CHECK(p.path == fs::canonical(session_file_path(s.id())));
+    CHECK(p.header.schema_version == 1);
+    CHECK(p.header.sandbox_backend == "local");
+    CHECK(p.header.sandbox_spec->working_dir == "/ws/project");
+    CHECK(p.header.sandbox_handle_id == "7d0c7f1e-1111-4222-8333-444455556666");
+    CHECK(p.chunks[2]->payload().at("content").is_null());
+    CHECK(p.chunks[4]->payload().at("tool_calls").is_null());
+
+    Session back = p.to_session();
+    CHECK(back.id() == s.id());
+    CHECK(back.chunks() == s.chunks());
+    CHECK(back.usage() == s.usage());
+    CHECK(back.lineage() == s.lineage());
+    CHECK(back.sandbox_backend() == s.sandbox_backend());
+    CHECK(back.sandbox_spec() == s.sandbox_spec());
+    CHECK(back.sandbox() == nullptr);
+}
+
+TEST_CASE("an abandoned session loads as not closed") {
+    session_test::TempHome home;
+    Session s = Session::from_user_message("hi");
+    persist(s, false);
+    auto p = load_session(s.id());  // falls back to the partial file
+    CHECK_FALSE(p.closed);
+    CHECK_FALSE(p.usage.has_value());
+    CHECK(p.chunks.size() == 1);
+}
+
+TEST_CASE("an unterminated last line is dropped") {
+    session_test::TempHome home;
+    Session s = Session::from_user_message("hi");
+    auto path = persist(s, false);
+    std::ofstream(path, std::ios::app) << "{\"record_type\": \"chunk\", \"index\": 1, \"kind\": \"us";
+    auto p = load_session(s.id());
+    CHECK(p.chunks.size() == 1);
+}
+
+TEST_CASE("a truncated file without a complete header is reported") {
+    session_test::TempHome home;
+    auto path = home.sessions() / "3d9f1f8e-0000-4000-8000-00000000000a.jsonl";
+    spit(path, "{\"record_type\": \"header\", \"sche");
+    CHECK_THROWS_WITH_AS(load_session_file(path), (path.string() + ": no header record found").c_str(), PersistenceError);
+}
+
+TEST_CASE("a corrupt line is reported with the file and line number") {
+    session_test::TempHome home;
+    Session s = Session::from_user_message("hi");
+    auto path = persist(s);
+    auto text = slurp(path);
+    auto second = text.find('\n') + 1;
+    text.insert(second, "{\"record_type\": \"chunk\", oops}\n");
+    spit(path, text);
+    try {
+        (void)load_session(s.id());
+        FAIL("expected a PersistenceError");
+    } catch (const PersistenceError& e) {
+        std::string what = e.what();
+        CHECK(what.starts_with(path.string() + ":2: invalid JSON (col 26): "));
+        CHECK(e.path() == path.string());
+        CHECK(e.line() == 2);
+    }
+}
+
+TEST_CASE("structurally wrong records are reported by kind") {
+    session_test::TempHome home;
+    std::string id = "3d9f1f8e-0000-4000-8000-00000000000b";
+    auto path = home.path() / "bad.jsonl";
+    std::string head = header_line(id, "2024-01-02T03:04:05+00:00");
+    auto expect = [&](const std::string& text, const std::string& msg) {
+        spit(path, text);
+        CHECK_THROWS_WITH_AS(load_session_file(path), (path.string() + ":" + msg).c_str(), PersistenceError);
+    };
+    expect(head + "[1, 2]\n", "2: record must be a JSON object, got list");
+    expect(head + head, "2: duplicate header record");
+    expect("{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {}}\n", "1: chunk record before header");
+    expect(head + "{\"record_type\": \"chunk\", \"kind\": \"robot\", \"payload\": {}}\n", "2: invalid chunk kind: robot");
+    expect(head + "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": []}\n",
+           "2: chunk payload must be a JSON object");
+    expect(head + "{\"record_type\": \"comment\"}\n", "2: unknown record_type='comment'");
+    expect("{\"record_type\": \"header\", \"schema_version\": 1, \"created_at\": \"2024-01-01T00:00:00\"}\n",
+           "1: malformed header record: missing or non-string 'id'");
+}
+
+TEST_CASE("a missing file is reported") {
+    session_test::TempHome home;
+    Session s;
+    CHECK_THROWS_WITH_AS(load_session(s.id()),
+                         ("persisted session file not found: " + session_file_path(s.id()).string()).c_str(),
+                         PersistenceError);
+}
+
+TEST_CASE("blank lines and trailers are tolerated and the last trailer wins") {
+    session_test::TempHome home;
+    std::string id = "3d9f1f8e-0000-4000-8000-00000000000c";
+    auto path = home.path() / "x.jsonl";
+    spit(path, header_line(id, "2024-01-02T03:04:05") + "\n   \n" +
+                   "{\"record_type\": \"trailer\", \"cumulative_usage\": {\"prompt_tokens\": 1}}\n" +
+                   "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {\"content\": \"late\"}}\n" +
+                   "{\"record_type\": \"trailer\", \"cumulative_usage\": {\"total_tokens\": 9}}\n");
+    auto p = load_session_file(path);
+    CHECK(p.closed);
+    CHECK(p.chunks.size() == 1);
+    CHECK(p.usage->total_tokens == 9);
+    CHECK(p.usage->prompt_tokens == 0);
+    CHECK(p.header.lineage_operator == "implicit");
+}
+
+TEST_CASE("a file from a newer schema is refused") {
+    session_test::TempHome home;
+    auto path = home.path() / "new.jsonl";
+    spit(path, header_line("3d9f1f8e-0000-4000-8000-00000000000d", "2024-01-02T03:04:05", 99));
+    CHECK_THROWS_WITH_AS(load_session_file(path),
+                         (path.string() +
+                          ":1: persisted file declares schema_version=99 which is newer than CURRENT_SCHEMA_VERSION=1; "
+                          "refusing to downgrade")
+                             .c_str(),
+                         PersistenceError);
+}
+
+TEST_CASE("an old schema needs a registered migration") {
+    session_test::TempHome home;
+    auto path = home.path() / "old.jsonl";
+    // Version 0 (no schema_version key) named the operator "op" and chunk text "text".
+    spit(path,
+         "{\"record_type\": \"header\", \"id\": \"3d9f1f8e-0000-4000-8000-00000000000e\", \"created_at\": "
+         "\"2024-01-02T03:04:05\", \"op\": \"legacy\"}\n"
+         "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {\"text\": \"hi\"}}\n");
+    CHECK_THROWS_WITH_AS(load_session_file(path),
+                         (path.string() +
+                          ":1: no header migrator registered for schema_version=0; file may be from a newer OpenRath "
+                          "release")
+                             .c_str(),
+                         PersistenceError);
+    CHECK_THROWS_WITH_AS(register_header_migration(1, [](boost::json::object o) { return o; }),
+                         "refusing to register migration from version 1 >= CURRENT_SCHEMA_VERSION=1", SessionError);
+    register_header_migration(0, [](boost::json::object h) {
+        h["lineage_operator"] = h["op"];
+        h["schema_version"] = 1;
+        return h;
+    });
+    register_chunk_migration(0, [](boost::json::object c) {
+        auto& p = c["payload"].as_object();
+        p["content"] = p["text"];
+        p.erase("text");
+        return c;
+    });
+    auto p = load_session_file(path);
+    testing::clear_migrations();
+    CHECK(p.header.schema_version == 0);
+    CHECK(p.header.lineage_operator == "legacy");
+    CHECK(p.chunks[0]->payload().at("content") == "hi");
+}
+
+TEST_CASE("listing sorts by creation time and reports chunk counts and closed state") {
+    session_test::TempHome home;
+    CHECK(list_persisted_sessions().empty());  // no directory yet
+    std::string a = "3d9f1f8e-0000-4000-8000-0000000000a1", b = "3d9f1f8e-0000-4000-8000-0000000000b2";
+    spit(home.sessions() / (a + ".jsonl"),
+         header_line(a, "2024-05-01T00:00:00+00:00") +
+             "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {\"content\": \"x\"}}\n"
+             "{\"record_type\": \"trailer\"}\n");
+    spit(home.sessions() / (b + ".jsonl.__partial__"), header_line(b, "2023-01-01T00:00:00.5+00:00"));
+    spit(home.sessions() / "notes.txt", "not a session");
+    auto list = list_persisted_sessions();
+    REQUIRE(list.size() == 2);
+    CHECK(list[0].id == b);
+    CHECK_FALSE(list[0].closed);
+    CHECK(list[0].chunk_count == 0);
+    CHECK(list[1].id == a);
+    CHECK(list[1].closed);
+    CHECK(list[1].chunk_count == 1);
+}
+
+TEST_CASE("listing skips foreign and corrupt session files with a warning naming them") {
+    session_test::TempHome home;
+    CaptureWarnings w;
+    Session good = Session::from_user_message("ok");
+    persist(good);
+    spit(home.sessions() / "garbage.jsonl", "hello there\n");
+    spit(home.sessions() / "array.jsonl", "[]\n");
+    std::vector<PersistenceError> skipped;
+    auto list = list_persisted_sessions({.skipped = &skipped});
+    REQUIRE(list.size() == 1);
+    CHECK(list[0].id == good.id());
+    REQUIRE(skipped.size() == 2);
+    CHECK(skipped[0].path() == (home.sessions() / "array.jsonl").string());
+    CHECK(std::string(skipped[0].what()).find("array.jsonl:1: record must be a JSON object, got list") != std::string::npos);
+    CHECK(std::string(skipped[1].what()).find("garbage.jsonl:1: invalid JSON") != std::string::npos);
+    CHECK(w.seen.size() == 2);
+}
+
+TEST_CASE("resumable pairs keep rows and target and pick the agent prompt") {
+    session_test::TempHome home;
+    Session s = Session::from_agent_prompt("you are terse");
+    s.to("local", "/ws");
+    s.append_chunk(user_text_chunk("hi"));
+    persist(s);
+    auto p = load_session(s.id());
+    auto [user, agent] = p.to_resumable_pair();
+    CHECK(user.id() != s.id());
+    CHECK(user.chunks() == s.chunks());
+    CHECK(user.sandbox_backend() == "local");
+    CHECK(user.sandbox_spec()->working_dir == "/ws");
+    CHECK(user.lineage_kind() == LineageKind::unknown);
+    REQUIRE(agent.chunks().size() == 1);
+    CHECK(agent.chunks()[0]->payload().at("content") == "you are terse");
+    auto [u2, a2] = p.to_resumable_pair("override");
+    CHECK(a2.chunks()[0]->payload().at("content") == "override");
+    Session nosys = Session::from_user_message("x");
+    persist(nosys);
+    CHECK(load_session(nosys.id()).to_resumable_pair().second.chunks().empty());
+}
+
+TEST_CASE("delete removes the final and partial files") {
+    session_test::TempHome home;
+    Session s = Session::from_user_message("x");
+    persist(s);
+    CHECK(delete_session(s.id()));
+    CHECK_FALSE(delete_session(s.id()));
+    Session t = Session::from_user_message("y");
+    persist(t, false);
+    CHECK(delete_session(t.id()));
+    CHECK_FALSE(fs::exists(session_partial_path(t.id())));
+}
+
+TEST_CASE("prune deletes sessions older than the cutoff and never unreadable files") {
+    session_test::TempHome home;
+    CaptureWarnings w;
+    auto iso_days_ago = [](int days) { return iso_utc(std::chrono::system_clock::now() - std::chrono::hours(24 * days)); };
+    std::string old_id = "3d9f1f8e-0000-4000-8000-000000000400", mid_id = "3d9f1f8e-0000-4000-8000-000000000030";
+    spit(home.sessions() / (old_id + ".jsonl"), header_line(old_id, iso_days_ago(400)));
+    spit(home.sessions() / (mid_id + ".jsonl"), header_line(mid_id, iso_days_ago(30)));
+    spit(home.sessions() / "junk.jsonl", "{{{\n");
+    CHECK(prune_sessions(std::chrono::hours(24 * 365)) == std::vector<std::string>{old_id});
+    CHECK(prune_sessions(std::chrono::hours(24 * 365)).empty());
+    CHECK(prune_sessions(std::chrono::hours(24 * 7)) == std::vector<std::string>{mid_id});
+    CHECK(prune_sessions(std::chrono::hours(24)).empty());
+    CHECK(fs::exists(home.sessions() / "junk.jsonl"));
+}
+
+TEST_CASE("ISO timestamps follow Python isoformat") {
+    using namespace std::chrono;
+    auto t = sys_days{year{2024} / 2 / 29} + hours{13} + minutes{5} + seconds{9};
+    CHECK(iso_utc(t) == "2024-02-29T13:05:09+00:00");
+    CHECK(iso_utc(t + microseconds{1500}) == "2024-02-29T13:05:09.001500+00:00");
+    CHECK(parse_iso_datetime("2024-02-29T13:05:09.001500+00:00") == t + microseconds{1500});
+    CHECK(parse_iso_datetime("2024-02-29T15:05:09+02:00") == t);
+    CHECK(parse_iso_datetime("2024-02-29T13:05:09") == t);
+    CHECK_FALSE(parse_iso_datetime("yesterday").has_value());
+    CHECK_FALSE(parse_iso_datetime("2023-02-29T00:00:00").has_value());
+}
+
+}  // TEST_SUITE
