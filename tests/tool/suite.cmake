@@ -1,1 +1,1 @@
-rath_add_test_suite(tool LABELS "tool;tsan" TIMEOUT 900)
+rath_add_test_suite(tool LABELS "tool" TIMEOUT 900)
