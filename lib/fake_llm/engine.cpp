@@ -100,9 +100,16 @@ void append_base64(std::string& out, const unsigned char* data, std::size_t n) {
 
 std::uint64_t unix_now() { return static_cast<std::uint64_t>(std::time(nullptr)); }
 
+std::int64_t process_cpu_us() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1'000'000LL + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
 }  // namespace
 
-Engine::Engine(const ServerOptions& options) : options_(options), latency_ms_(options.latency.count()) {
+Engine::Engine(const ServerOptions& options)
+    : options_(options), latency_ms_(options.latency.count()), cpu_base_us_(process_cpu_us()) {
     if (options_.mode == Mode::script) {
         std::shared_ptr<const ScriptData> data;
         if (options_.parsed_script)
@@ -433,6 +440,7 @@ void Engine::reset_stats() {
         a->store(0, rel);
     c_.connections_peak.store(c_.connections.load(rel), rel);
     c_.in_flight_peak.store(c_.in_flight.load(rel), rel);
+    cpu_base_us_.store(process_cpu_us(), rel);
     if (script_) script_->reset();
 }
 
@@ -463,7 +471,7 @@ void Engine::stats_body(Reply& r) const {
     field("latency_ms", static_cast<std::uint64_t>(latency_ms_.load(std::memory_order_relaxed)));
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    double cpu = double(process_cpu_us() - cpu_base_us_.load(std::memory_order_relaxed)) / 1e6;
     char buf[64];
     auto res = std::to_chars(buf, buf + sizeof buf, cpu);
     b += ",\"cpu_s\":";

@@ -72,6 +72,7 @@ private:
     std::vector<std::string> models_;
     std::atomic<std::int64_t> latency_ms_;
     std::atomic<std::uint64_t> seq_{0};
+    std::atomic<std::int64_t> cpu_base_us_{0};  // process CPU time at the last reset (as the peers report cpu_s)
 
     struct Counters {
         std::atomic<std::uint64_t> requests{0}, tool_call_replies{0}, final_replies{0}, streamed{0}, faults{0},

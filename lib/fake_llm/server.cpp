@@ -189,7 +189,20 @@ asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
                     auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(go_on), use_tuple);
                     if (wec) break;
                 }
-                std::tie(rec, n) = co_await http::async_read(sock, buffer, parser, use_tuple);
+                // Usually the body is already buffered: parse it in place instead of
+                // paying for another asynchronous operation.
+                while (!parser.is_done() && buffer.size() > 0) {
+                    boost::system::error_code pec;
+                    std::size_t used = parser.put(buffer.data(), pec);
+                    buffer.consume(used);
+                    if (pec == http::error::need_more) break;
+                    if (pec) {
+                        rec = pec;
+                        break;
+                    }
+                    if (used == 0) break;
+                }
+                if (!rec && !parser.is_done()) std::tie(rec, n) = co_await http::async_read(sock, buffer, parser, use_tuple);
             }
             if (rec) {
                 const bool protocol_error = rec.category() == http::make_error_code(http::error::bad_target).category() &&

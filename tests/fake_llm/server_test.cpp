@@ -426,6 +426,25 @@ TEST_CASE("a client that expects 100-continue is told to send its body") {
     CHECK(json::parse(res.body()).at("choices").at(0).at("finish_reason") == "tool_calls");
 }
 
+TEST_CASE("a request whose body arrives in pieces is read whole") {
+    Running s;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket raw(io);
+    raw.connect({boost::asio::ip::make_address("127.0.0.1"), s.port});
+    std::string body = chat_body(true);
+    std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    boost::asio::write(raw, boost::asio::buffer(head + body.substr(0, 10)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    boost::asio::write(raw, boost::asio::buffer(body.substr(10, 40)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    boost::asio::write(raw, boost::asio::buffer(body.substr(50)));
+    boost::beast::flat_buffer buf;
+    boost::beast::http::response<boost::beast::http::string_body> res;
+    boost::beast::http::read(raw, buf, res);
+    CHECK(res.result_int() == 200);
+    CHECK(json::parse(res.body()).at("choices").at(0).at("message").at("content") == "done: 12");
+}
+
 TEST_CASE("content parts and tool results count like the peers") {
     Running s;
     HttpClient c(s.port);
