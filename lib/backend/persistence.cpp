@@ -1,10 +1,15 @@
 #include <rath/backend/persistence.hpp>
 #include <rath/backend/registry.hpp>
-#include <rath/config/paths.hpp>
 
-#include "lib/core/json_parse.hpp"
-#include "lib/core/pyjson.hpp"
+#include "lib/backend/process.hpp"
 #include "lib/core/pyrepr.hpp"
+
+// GCC 12 reports false positives inside simdjson's DOM iterators.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <simdjson.h>
+#pragma GCC diagnostic pop
 
 #include <algorithm>
 #include <cstdio>
@@ -34,7 +39,95 @@ int hexval(char c) {
     return -1;
 }
 
-fs::path base(const Root& root) { return root ? *root : rath::config::resolve_config_dir(); }
+// llm.md §8.1: $OPENRATH_HOME, else ./.openrath when it is a directory, else ~/.openrath.
+fs::path default_root() {
+    std::error_code ec;
+    if (const char* h = std::getenv("OPENRATH_HOME")) {
+        std::string v = h;
+        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
+        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+        if (!v.empty()) {
+            if (v == "~" || v.rfind("~/", 0) == 0) {
+                const char* home = std::getenv("HOME");
+                v = std::string(home ? home : "") + v.substr(1);
+            }
+            return fs::weakly_canonical(fs::absolute(v, ec), ec);
+        }
+    }
+    if (fs::is_directory(".openrath", ec)) return fs::canonical(".openrath", ec);
+    const char* home = std::getenv("HOME");
+    return fs::path(home ? home : ".") / ".openrath";
+}
+
+fs::path base(const Root& root) { return root ? *root : default_root(); }
+
+void append_json_string(std::string& out, std::string_view s) {
+    out += '"';
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += static_cast<char>(c);  // non-ASCII kept as is (ensure_ascii=False)
+                }
+        }
+    }
+    out += '"';
+}
+
+void append_scalar(std::string& out, const json::value& v) {
+    switch (v.kind()) {
+        case json::kind::null: out += "null"; break;
+        case json::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
+        case json::kind::int64: out += std::to_string(v.get_int64()); break;
+        case json::kind::uint64: out += std::to_string(v.get_uint64()); break;
+        case json::kind::double_: out += rath::backend::detail::py_float(v.get_double()); break;
+        case json::kind::string: append_json_string(out, v.get_string()); break;
+        default: break;
+    }
+}
+
+json::value from_dom(simdjson::dom::element e) {
+    switch (e.type()) {
+        case simdjson::dom::element_type::ARRAY: {
+            json::array a;
+            simdjson::dom::array arr;
+            if (e.get(arr) != simdjson::SUCCESS) return nullptr;
+            for (simdjson::dom::element x : arr) a.push_back(from_dom(x));
+            return a;
+        }
+        case simdjson::dom::element_type::OBJECT: {
+            json::object o;
+            simdjson::dom::object obj;
+            if (e.get(obj) != simdjson::SUCCESS) return nullptr;
+            for (simdjson::dom::key_value_pair kv : obj) o[kv.key] = from_dom(kv.value);
+            return o;
+        }
+        case simdjson::dom::element_type::INT64: return e.get_int64().value_unsafe();
+        case simdjson::dom::element_type::UINT64: return e.get_uint64().value_unsafe();
+        case simdjson::dom::element_type::DOUBLE: return e.get_double().value_unsafe();
+        case simdjson::dom::element_type::STRING: return json::string(e.get_string().value_unsafe());
+        case simdjson::dom::element_type::BOOL: return e.get_bool().value_unsafe();
+        default: return nullptr;
+    }
+}
+
+std::optional<json::value> parse(const std::string& text) {
+    simdjson::dom::parser parser;
+    auto doc = parser.parse(text);
+    if (doc.error()) return std::nullopt;
+    return from_dom(doc.value_unsafe());
+}
 
 // Python json.dump(indent=2, ensure_ascii=False) layout for the record files.
 void pretty(std::string& out, const json::value& v, int depth) {
@@ -51,7 +144,7 @@ void pretty(std::string& out, const json::value& v, int depth) {
             if (!first) out += ",\n";
             first = false;
             pad(depth + 1);
-            rath::detail::pyjson_append(out, json::value(json::string(k)));
+            append_json_string(out, k);
             out += ": ";
             pretty(out, val, depth + 1);
         }
@@ -74,7 +167,7 @@ void pretty(std::string& out, const json::value& v, int depth) {
         pad(depth);
         out += "]";
     } else {
-        rath::detail::pyjson_append(out, v);
+        append_scalar(out, v);
     }
 }
 
@@ -162,7 +255,7 @@ std::optional<RemoteRecord> read_record(const fs::path& p) {
     if (!in) return std::nullopt;
     std::stringstream ss;
     ss << in.rdbuf();
-    auto v = rath::detail::parse_json(ss.str());
+    auto v = parse(ss.str());
     if (!v) {
         std::fprintf(stderr, "rath: ignoring malformed sandbox record %s\n", p.c_str());
         return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <limits>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -148,11 +149,35 @@ asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid
 }  // namespace
 
 std::string py_float(double v) {
+    if (v != v) return "nan";
+    if (v == std::numeric_limits<double>::infinity()) return "inf";
+    if (v == -std::numeric_limits<double>::infinity()) return "-inf";
+    // Shortest round-trip digits, laid out the way Python's repr() does: positional
+    // for exponents in [-4, 16), scientific otherwise.
     char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    std::string s(buf, r.ptr);
-    if (s.find_first_of(".eninf") == std::string::npos) s += ".0";
-    return s;
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    std::string sci(buf, r.ptr);
+    auto epos = sci.find('e');
+    int exp = std::stoi(sci.substr(epos + 1));
+    std::string mant = sci.substr(0, epos);
+    bool neg = mant[0] == '-';
+    if (neg) mant.erase(0, 1);
+    std::string digits;
+    for (char c : mant)
+        if (c != '.') digits += c;
+    std::string out;
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            out = "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+        } else if (static_cast<std::size_t>(exp + 1) >= digits.size()) {
+            out = digits + std::string(static_cast<std::size_t>(exp + 1) - digits.size(), '0') + ".0";
+        } else {
+            out = digits.substr(0, static_cast<std::size_t>(exp + 1)) + "." + digits.substr(static_cast<std::size_t>(exp + 1));
+        }
+    } else {
+        out = sci.substr(neg ? 1 : 0);
+    }
+    return neg ? "-" + out : out;
 }
 
 std::string timeout_message(const std::vector<std::string>& argv, double seconds) {
