@@ -1,5 +1,6 @@
 // HttpClient against a real loopback server: framing, keep-alive, pool cap,
 // stale-connection retry, resets, deadlines, streaming, error statuses.
+#include "net/run_catching.hpp"
 #include "net/test_server.hpp"
 
 #include <rath/async.hpp>
@@ -40,14 +41,10 @@ rath::async::Runtime& runtime() {
     return rt;
 }
 
-HttpError expect_error(HttpClient& client, HttpRequest req) {
-    try {
-        client.request(std::move(req));
-    } catch (const HttpError& e) {
-        return e;
-    }
-    FAIL("expected an HttpError");
-    return HttpError(HttpErrorKind::protocol, "", "unreachable");
+Caught expect_error(HttpClient& client, HttpRequest req) {
+    auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
+    REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
+    return e;
 }
 
 }  // namespace
@@ -329,11 +326,10 @@ TEST_CASE("an exception thrown by on_body aborts the stream and discards the con
         co_return co_await c.write(response(200, "data: x\n\n"));
     });
     HttpClient client(runtime());
-    CHECK_THROWS_WITH_AS(rath::async::block_on(runtime(), client.async_stream({.url = server.url()},
-                                                                              [](std::string_view) {
-                                                                                  throw std::runtime_error("stop");
-                                                                              })),
-                         "stop", std::runtime_error);
+    auto e = run_catching<std::runtime_error>(
+        runtime(), client.async_stream({.url = server.url()}, [](std::string_view) { throw std::runtime_error("stop"); }));
+    REQUIRE(e.thrown);
+    CHECK(std::string(e.what()) == "stop");
     CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
     CHECK(server.accepted == 2);
 }

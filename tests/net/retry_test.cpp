@@ -1,5 +1,7 @@
 // Retry helpers: spec/llm.md §6.1 schedule, Retry-After parsing, retryable statuses,
 // and async_retry's attempt / rethrow semantics.
+#include "net/run_catching.hpp"
+
 #include <rath/async.hpp>
 #include <rath/net/retry.hpp>
 
@@ -147,12 +149,9 @@ TEST_CASE("async_retry rethrows the last retryable error after the last attempt"
         co_return;
     };
     RetryPolicy p{.max_attempts = 3, .base = Seconds(0.001), .jitter = false};
-    try {
-        rath::async::block_on(async_retry(p, factory, only_flaky));
-        FAIL("expected an exception");
-    } catch (const Flaky& e) {
-        CHECK(std::string(e.what()) == "attempt 3");
-    }
+    auto e = rath_test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky));
+    REQUIRE(e.thrown);
+    CHECK(std::string(e.what()) == "attempt 3");
     CHECK(calls == 3);
 }
 
@@ -164,7 +163,8 @@ TEST_CASE("async_retry does not retry a non retryable error") {
         co_return 0;
     };
     RetryPolicy p{.max_attempts = 5, .base = Seconds(0.001), .jitter = false};
-    CHECK_THROWS_AS(rath::async::block_on(async_retry(p, factory, only_flaky)), std::logic_error);
+    CHECK(rath_test::run_catching<std::logic_error>(rath::async::Runtime::default_runtime(),
+                                                    async_retry(p, factory, only_flaky)).thrown);
     CHECK(calls == 1);
 }
 
@@ -176,6 +176,6 @@ TEST_CASE("async_retry clamps zero attempts to one") {
         co_return 0;
     };
     RetryPolicy p{.max_attempts = 0, .base = Seconds(0.001), .jitter = false};
-    CHECK_THROWS_AS(rath::async::block_on(async_retry(p, factory, only_flaky)), Flaky);
+    CHECK(rath_test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky)).thrown);
     CHECK(calls == 1);
 }

@@ -1,5 +1,6 @@
 // TLS (certificates made with the openssl CLI at run time) and proxies (a loopback
 // CONNECT / absolute-form proxy) for HttpClient.
+#include "net/run_catching.hpp"
 #include "net/test_server.hpp"
 
 #include <rath/async.hpp>
@@ -65,14 +66,10 @@ asio::awaitable<bool> hello(ServerConnection& c, const Request& req) {
     co_return co_await c.write(response(200, "hello over " + std::string(req.target())));
 }
 
-HttpError expect_error(HttpClient& client, HttpRequest req) {
-    try {
-        client.request(std::move(req));
-    } catch (const HttpError& e) {
-        return e;
-    }
-    FAIL("expected an HttpError");
-    return HttpError(HttpErrorKind::protocol, "", "unreachable");
+Caught expect_error(HttpClient& client, HttpRequest req) {
+    auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
+    REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
+    return e;
 }
 
 struct EnvGuard {
