@@ -1,0 +1,52 @@
+#pragma once
+// Agent: the nn.Linear analogue (memory_flow.md §4.3) — a system prompt, a provider
+// and tools. `Session out = agent(in);` returns at once with `out` pending; reading
+// its transcript waits for the loop. Memory (remember/recall/commit) is not part of
+// this build.
+#include <rath/flow/workflow.hpp>
+#include <rath/session_loop.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rath::flow {
+
+struct AgentOptions {
+    std::optional<llm::Provider> provider{};  // with neither provider nor model: error
+    std::optional<std::string> model{};       // fills the provider's model when unset
+    std::vector<std::shared_ptr<tool::FlowToolCall>> tools{};
+    StreamCallback on_event{};
+    std::string description{};  // what the Selector reads
+    int max_tool_rounds = 64;
+    bool persist = false;
+    std::optional<std::filesystem::path> persist_path{};
+    std::shared_ptr<LoopExecutor> executor{};  // replaces the chat client (tests, embedders)
+    async::Runtime* runtime = nullptr;
+};
+
+class Agent : public Workflow {
+public:
+    explicit Agent(std::string system_prompt, AgentOptions options = {});
+
+    Session forward(Session input) override;
+    boost::asio::awaitable<Session> async_forward(Session input) override;
+    std::string type_name() const override { return "Agent"; }
+
+    const std::shared_ptr<AgentParam>& agent() const noexcept { return agent_; }
+    const std::vector<std::shared_ptr<tool::FlowToolCall>>& tools() const noexcept { return options_.tools; }
+    // Appends unless a tool of that name is already there.
+    void register_tool(std::shared_ptr<tool::FlowToolCall> tool);
+    // Removes every tool of that name.
+    void unregister_tool(std::string_view name);
+    const AgentOptions& options() const noexcept { return options_; }
+
+private:
+    LoopOptions loop_options() const;
+    AgentOptions options_;
+    std::shared_ptr<AgentParam> agent_;
+};
+
+}  // namespace rath::flow

@@ -1,0 +1,74 @@
+#pragma once
+// The agent loop (session.md §2): the user session's rows plus, per round, one LLM
+// call, one assistant row and one tool-result row per requested tool call, until the
+// model stops or max_tool_rounds calls were made.
+//
+// run_session_loop returns at once with a *pending* output session: its id, lineage
+// and sandbox are readable immediately; reading its transcript or usage waits for
+// the loop (and rethrows its error, once). async_run_session_loop is the same
+// operation for coroutines and returns the finished session.
+#include <rath/async/runtime.hpp>
+#include <rath/llm/provider.hpp>
+#include <rath/llm/request.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/llm/stream_delta.hpp>
+#include <rath/session.hpp>
+#include <rath/tool/flow_tool.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rath {
+
+// The executor protocol (session.md §2.2): how the loop completes a request and runs
+// a tool. The default uses the provider's chat client and the tool layer's dispatch;
+// tests and embedders substitute their own.
+class LoopExecutor {
+public:
+    virtual ~LoopExecutor() = default;
+    virtual boost::asio::awaitable<llm::ChatResponse> async_complete(llm::ChatRequest request) = 0;
+    // The serialized tool-result body for one call (never throws for tool faults:
+    // those become error payloads).
+    virtual boost::asio::awaitable<std::string> async_dispatch_tool(Session out,
+                                                                    std::shared_ptr<tool::FlowToolCall> tool,
+                                                                    boost::json::object arguments);
+    // Tool schemas to send; empty = the loop's merged tool table.
+    virtual std::vector<llm::FunctionTool> tool_schemas() const { return {}; }
+};
+
+using StreamCallback = std::function<void(const llm::StreamDelta&)>;
+
+struct LoopOptions {
+    llm::Provider provider{};
+    std::vector<std::shared_ptr<tool::FlowToolCall>> tools{};  // merged with the six built-ins
+    std::shared_ptr<LoopExecutor> executor{};                  // custom executor (no on_event with it)
+    int max_tool_rounds = 64;                                  // bounds LLM calls
+    StreamCallback on_event{};                                 // streaming deltas, on a runtime thread
+    bool persist = false;                                      // write through the JSONL writer
+    std::optional<std::filesystem::path> persist_path{};       // explicit JSONL path (default <sessions>/<id>.jsonl)
+    std::optional<std::string> sandbox_handle_id{};            // recorded in the persisted header
+    bool lazy = true;                                          // false: wait before returning
+    async::Runtime* runtime = nullptr;                         // default: Runtime::default_runtime()
+};
+
+// The sync facade: never blocks (unless lazy=false); chaining outputs into further
+// loops does not block either — each loop waits for its inputs on the runtime.
+Session run_session_loop(const Session& user, const Session& agent, LoopOptions options = {});
+
+// The coroutine form: returns the finished output session.
+boost::asio::awaitable<Session> async_run_session_loop(Session user, Session agent, LoopOptions options = {});
+
+// Builds the request the loop sends for `messages` (session.md §2.3
+// provider_into_chat_request): the provider's model and sampling fields, the tools,
+// and tool_choice (the provider's, else `default_tool_choice`).
+llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::optional<std::vector<llm::FunctionTool>> tools,
+                                   const llm::Provider& provider, std::optional<std::string> default_tool_choice);
+
+}  // namespace rath

@@ -1,0 +1,47 @@
+#include <rath/flow/agent.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rath::flow {
+
+Agent::Agent(std::string system_prompt, AgentOptions options) : Workflow(options.description), options_(std::move(options)) {
+    if (!options_.provider && !options_.model)
+        throw std::invalid_argument("flow.Agent requires either provider=Provider(...) or model=\"...\"");
+    llm::Provider provider = options_.provider.value_or(llm::Provider{});
+    if (!provider.model && options_.model) provider.model = options_.model;
+    agent_ = register_param("agent", std::make_shared<AgentParam>(
+                                         AgentParam{Session::from_agent_prompt(std::move(system_prompt)), provider}));
+}
+
+LoopOptions Agent::loop_options() const {
+    LoopOptions o;
+    o.provider = agent_->provider;
+    o.tools = options_.tools;
+    o.executor = options_.executor;
+    o.max_tool_rounds = options_.max_tool_rounds;
+    o.on_event = options_.on_event;
+    o.persist = options_.persist;
+    o.persist_path = options_.persist_path;
+    o.runtime = options_.runtime;
+    return o;
+}
+
+Session Agent::forward(Session input) { return run_session_loop(input, agent_->agent_session, loop_options()); }
+
+boost::asio::awaitable<Session> Agent::async_forward(Session input) {
+    co_return co_await async_run_session_loop(std::move(input), agent_->agent_session, loop_options());
+}
+
+void Agent::register_tool(std::shared_ptr<tool::FlowToolCall> tool) {
+    for (auto& t : options_.tools)
+        if (t->name() == tool->name()) return;
+    options_.tools.push_back(std::move(tool));
+}
+
+void Agent::unregister_tool(std::string_view name) {
+    auto& v = options_.tools;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& t) { return t->name() == name; }), v.end());
+}
+
+}  // namespace rath::flow

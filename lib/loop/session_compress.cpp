@@ -1,0 +1,134 @@
+// run_session_compress (session.md §3).
+#include <rath/session_compress.hpp>
+
+#include <rath/llm/chat_client.hpp>
+#include <rath/llm/registry.hpp>
+#include <rath/session/lineage_recorder.hpp>
+#include <rath/session/messages.hpp>
+#include <rath/session/persistence/async_writer.hpp>
+#include <rath/session/registry.hpp>
+
+#include <boost/json.hpp>
+
+#include <stdexcept>
+
+namespace rath {
+
+namespace asio = boost::asio;
+
+const char* const default_compress_instruction =
+    "The messages above are a conversation transcript (system/agent context followed by user-visible turns). "
+    "Compress them into a shorter narrative that preserves facts, user goals, and open tasks. Output plain text "
+    "only, suitable as the sole replacement user-side transcript \xE2\x80\x94 no role labels.";
+
+namespace {
+
+std::string strip(std::string_view s) {
+    auto b = s.find_first_not_of(" \t\r\n\f\v");
+    if (b == std::string_view::npos) return {};
+    auto e = s.find_last_not_of(" \t\r\n\f\v");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+struct CompressState {
+    Session out, user, agent;
+    CompressOptions opt;
+};
+
+asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState> st) {
+    co_await st->user.async_synchronize();
+    co_await st->agent.async_synchronize();
+    auto& opt = st->opt;
+    if (opt.executor && opt.on_event)
+        throw std::invalid_argument(
+            "on_event with a custom executor is not supported; wire streaming inside your executor's "
+            "async_complete instead.");
+
+    std::string instruction = opt.compress_instruction ? strip(*opt.compress_instruction)
+                                                       : std::string(default_compress_instruction);
+    std::vector<llm::Message> messages = chunk_table_to_messages(st->agent.raw_chunks());
+    auto user_msgs = chunk_table_to_messages(st->user.raw_chunks());
+    messages.insert(messages.end(), user_msgs.begin(), user_msgs.end());
+    messages.push_back(llm::Message::user(instruction));
+
+    llm::Provider provider = opt.provider;
+    provider.tool_choice.reset();  // forced: tools are disabled
+    llm::ChatRequest req = make_chat_request(std::move(messages), std::nullopt, provider, "none");
+
+    llm::ChatResponse resp;
+    if (opt.executor) {
+        resp = co_await opt.executor->async_complete(std::move(req));
+    } else {
+        auto client = llm::chat_client_for(opt.provider);
+        // (Not a ?: over two co_awaits: GCC 12 evaluates both operands of such a conditional.)
+        if (opt.on_event)
+            resp = co_await client->async_stream(std::move(req), opt.on_event);
+        else
+            resp = co_await client->async_complete(std::move(req));
+    }
+    const auto& choice = resp.primary_choice();
+    if (choice.message.tool_calls && !choice.message.tool_calls->empty())
+        throw std::runtime_error("run_session_compress: model returned tool calls but tools are disabled");
+    auto fr = choice.finish_reason;
+    if (fr != llm::FinishReason::stop && fr != llm::FinishReason::length && fr != llm::FinishReason::content_filter)
+        throw std::runtime_error("run_session_compress: unexpected finish_reason='" + std::string(llm::to_string(fr)) +
+                                 "'");
+    std::string content = choice.message.content ? strip(*choice.message.content) : std::string();
+    if (content.empty()) throw std::runtime_error("run_session_compress: empty model content");
+
+    ChunkTable rows{user_text_chunk(content)};
+    st->out.set_raw_chunks(rows);
+    st->out.set_raw_usage(resp.usage);
+    if (opt.persist || opt.persist_path) {
+        persistence::AsyncWriterOptions wo;
+        if (opt.persist_path) wo.writer.path = *opt.persist_path;
+        wo.writer.sandbox_handle_id = opt.sandbox_handle_id;
+        wo.runtime = opt.runtime;
+        auto writer = co_await persistence::AsyncSessionWriter::async_open(st->out, wo);
+        co_await writer.async_write_chunk(0, rows[0]);
+        co_await writer.async_close();
+    }
+    co_return MaterializedSession{rows, resp.usage};
+}
+
+Session make_compress_output(const Session& user, const Session& agent) {
+    SessionOptions so;
+    so.sandbox_backend = user.sandbox_backend();
+    so.sandbox_spec = user.sandbox_spec();
+    so.legacy_lineage = SessionLineage{user.id(), agent.id(), "run_session_compress"};
+    Session out(ChunkTable{}, std::move(so));
+    if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
+    lineage::stamp_new_session(out, {user.id(), agent.id()}, "run_session_compress", LineageKind::op_session_compress,
+                               {{"compression.lossy", true}, {"compression.rows_out", 1}});
+    return out;
+}
+
+void register_all(const Session& user, const Session& agent, const Session& out) {
+    auto& r = session_registry();
+    r.register_session(user);
+    r.register_session(agent);
+    r.register_session(out);
+    r.set_active(out);
+}
+
+}  // namespace
+
+Session run_session_compress(const Session& user, const Session& agent, CompressOptions options) {
+    async::Runtime& rt = options.runtime ? *options.runtime : async::Runtime::default_runtime();
+    Session out = make_compress_output(user, agent);
+    if (options.register_sessions) register_all(user, agent, out);
+    auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});
+    out.set_pending(rt.submit(compress_body(st)));
+    return out;
+}
+
+asio::awaitable<Session> async_run_session_compress(Session user, Session agent, CompressOptions options) {
+    Session out = make_compress_output(user, agent);
+    if (options.register_sessions) register_all(user, agent, out);
+    auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});
+    auto m = co_await compress_body(st);
+    (void)m;
+    co_return out;
+}
+
+}  // namespace rath

@@ -1,0 +1,353 @@
+// The agent loop (session.md §2.1–§2.10) as one coroutine per output session.
+#include <rath/session_loop.hpp>
+
+#include <rath/async/block_on.hpp>
+#include <rath/async/task_group.hpp>
+#include <rath/llm/chat_client.hpp>
+#include <rath/llm/error.hpp>
+#include <rath/llm/registry.hpp>
+#include <rath/llm/usage.hpp>
+#include <rath/session/lineage_recorder.hpp>
+#include <rath/session/messages.hpp>
+#include <rath/session/persistence/async_writer.hpp>
+#include <rath/session/registry.hpp>
+#include <rath/tool/dispatch.hpp>
+#include <rath/tool/serialize.hpp>
+#include <rath/tool/tool_table.hpp>
+
+#include "lib/core/pyjson.hpp"
+#include "lib/core/pyrepr.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json.hpp>
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+namespace rath {
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+
+namespace {
+
+void log_warning(const std::string& msg) { std::fprintf(stderr, "WARNING rath.session.loop: %s\n", msg.c_str()); }
+
+// {"ok": false, "error_kind": K, "message": M[, "detail": D[:4000]]} in pyjson_ascii.
+std::string error_payload(std::string_view kind, std::string_view message, std::optional<std::string> detail = {}) {
+    json::object o;
+    o["ok"] = false;
+    o["error_kind"] = kind;
+    o["message"] = message;
+    if (detail && !detail->empty()) {
+        if (detail->size() > 4000) detail->resize(4000);
+        o["detail"] = *detail;
+    }
+    return detail::pyjson_ascii(o);
+}
+
+std::string truncate_detail(const std::string& raw) {
+    if (raw.size() <= 2000) return raw;
+    return raw.substr(0, 2000) + "...(truncated)";
+}
+
+class DefaultExecutor final : public LoopExecutor {
+public:
+    DefaultExecutor(std::shared_ptr<llm::ChatClient> client, StreamCallback on_event)
+        : client_(std::move(client)), on_event_(std::move(on_event)) {}
+
+    asio::awaitable<llm::ChatResponse> async_complete(llm::ChatRequest request) override {
+        if (!on_event_) co_return co_await client_->async_complete(std::move(request));
+        if (!client_->supports_streaming())
+            throw ProviderConfigError("on_event requires an async streaming client; provider_kind='" +
+                                           std::string(client_->kind()) + "' does not expose async_stream");
+        co_return co_await client_->async_stream(std::move(request), on_event_);
+    }
+
+private:
+    std::shared_ptr<llm::ChatClient> client_;
+    StreamCallback on_event_;
+};
+
+struct Call {
+    const llm::ToolCallPart* part;
+    std::shared_ptr<tool::FlowToolCall> tool;
+    json::object args;
+    std::optional<std::string> body;  // set in phase A (errors) or phase B (results)
+};
+
+struct LoopState {
+    Session out;
+    Session user;
+    Session agent;
+    LoopOptions opt;
+};
+
+// Phase B: one queue per resource key, queues in parallel, calls in a queue in order.
+asio::awaitable<void> run_queue(LoopExecutor* exec, Session out, std::vector<Call*> queue) {
+    for (Call* c : queue) {
+        try {
+            c->body = co_await exec->async_dispatch_tool(out, c->tool, c->args);
+        } catch (const boost::system::system_error& e) {
+            if (e.code() == asio::error::operation_aborted) throw;  // cancellation aborts the loop
+            auto [msg, type] = tool::describe_exception(std::current_exception());
+            c->body = error_payload("tool_execution_exception", msg, type);
+        } catch (...) {
+            auto [msg, type] = tool::describe_exception(std::current_exception());
+            log_warning("tool '" + c->part->function.name + "' raised " + msg);
+            c->body = error_payload("tool_execution_exception", msg, type);
+        }
+    }
+}
+
+asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, const tool::ToolTable& table,
+                                     const Session& out,
+                                     const std::vector<llm::ToolCallPart>& calls,
+                                     std::vector<std::string>& bodies) {
+    std::vector<Call> cs;
+    cs.reserve(calls.size());
+    std::vector<std::pair<std::string, std::vector<Call*>>> queues;  // first-appearance order
+    std::map<std::string, std::size_t> queue_index;
+    for (auto& part : calls) cs.push_back(Call{&part, nullptr, {}, std::nullopt});
+    for (auto& c : cs) {
+        const auto& fn = c.part->function;
+        // 1. invalid arguments (checked before the unknown-tool check)
+        if (!fn.arguments_parsed || fn.arguments_parse_error) {
+            std::optional<std::string> detail;
+            if (!fn.arguments.empty()) detail = truncate_detail(fn.arguments);
+            c.body = error_payload("invalid_tool_arguments",
+                                   "tool " + detail::pyrepr(fn.name) + " returned non-JSON or unparseable arguments",
+                                   detail);
+            continue;
+        }
+        // 2. unknown tool
+        c.tool = table.find(fn.name);
+        if (!c.tool) {
+            c.body = error_payload("unknown_tool", "unknown tool " + detail::pyrepr(fn.name));
+            continue;
+        }
+        c.args = *fn.arguments_parsed;
+        // 3. resource key (a throwing key means the body never runs)
+        std::string key;
+        try {
+            for (auto& part : c.tool->resource_key(c.args)) {
+                key += part;
+                key += '\x1f';  // unit separator: ("a","b") and ("ab") stay distinct
+            }
+        } catch (...) {
+            auto [msg, type] = tool::describe_exception(std::current_exception());
+            log_warning("resource_key of tool '" + fn.name + "' raised " + msg);
+            c.body = error_payload("tool_execution_exception", msg, type);
+            continue;
+        }
+        auto [it, inserted] = queue_index.emplace(key, queues.size());
+        if (inserted) queues.emplace_back(key, std::vector<Call*>{});
+        queues[it->second].second.push_back(&c);
+    }
+    if (queues.size() == 1) {
+        co_await run_queue(exec, out, std::move(queues[0].second));
+    } else if (!queues.empty()) {
+        async::TaskGroup<void> group(rt);  // queues in parallel across the runtime's threads
+        for (auto& [key, q] : queues) group.spawn(run_queue(exec, out, std::move(q)));
+        co_await group.async_join();
+    }
+    // Phase C: bodies in call order, never completion order.
+    bodies.clear();
+    for (auto& c : cs)
+        bodies.push_back(c.body ? std::move(*c.body)
+                                : std::string(R"({"ok": false, "error_kind": "internal_missing_result", )"
+                                              R"("message": "tool result missing after dispatch"})"));
+}
+
+// Fires once, on the first crossing of the cap (§2.7).
+void check_budget(const Session& out, const llm::Provider& provider, std::int64_t prev,
+                  const llm::TokenUsage& cumulative) {
+    if (!provider.budget_total_tokens) return;
+    std::int64_t cap = *provider.budget_total_tokens;
+    if (cumulative.total_tokens > cap && prev <= cap) {
+        if (provider.on_budget_exceeded) {
+            provider.on_budget_exceeded(out.id(), cumulative);  // may throw: aborts the loop
+        } else {
+            log_warning("session " + out.id() + " exceeded budget_total_tokens=" + std::to_string(cap) +
+                        " (cumulative=" + std::to_string(cumulative.total_tokens) + "); no callback configured");
+        }
+    }
+}
+
+// The loop body (§2.3). Runs on the output session's own strand.
+asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
+    Session& out = st->out;
+    LoopOptions& opt = st->opt;
+    async::Runtime& rt = opt.runtime ? *opt.runtime : async::Runtime::default_runtime();
+
+    // Inputs may themselves be pending loop outputs: wait for them here, on the
+    // runtime, so that chaining never blocks the caller.
+    co_await st->user.async_synchronize();
+    co_await st->agent.async_synchronize();
+
+    auto table = tool::merge_tools_for_loop(opt.tools);  // may throw ToolNameConflictError
+
+    std::shared_ptr<LoopExecutor> exec = opt.executor;
+    if (exec && opt.on_event)
+        throw std::invalid_argument(
+            "on_event with a custom executor is not supported; wire streaming inside your executor's "
+            "async_complete instead.");
+    if (!exec) exec = std::make_shared<DefaultExecutor>(llm::chat_client_for(opt.provider), opt.on_event);
+
+    ChunkTable rows = st->user.raw_chunks();
+    out.set_raw_chunks(rows);
+    std::optional<persistence::AsyncSessionWriter> writer;
+    if (opt.persist || opt.persist_path) {
+        persistence::AsyncWriterOptions wo;
+        if (opt.persist_path) wo.writer.path = *opt.persist_path;
+        wo.writer.sandbox_handle_id = opt.sandbox_handle_id;
+        wo.runtime = opt.runtime;
+        writer.emplace(co_await persistence::AsyncSessionWriter::async_open(out, wo));
+    }
+
+    std::exception_ptr failure;
+    try {
+        if (writer)
+            for (std::size_t i = 0; i < rows.size(); ++i) co_await writer->async_enqueue_chunk(i, rows[i]);
+
+        std::vector<llm::FunctionTool> schemas = exec->tool_schemas();
+        if (schemas.empty()) schemas = tool::tools_to_schemas(table);
+        const std::vector<llm::Message> head = chunk_table_to_messages(st->agent.raw_chunks());
+        std::vector<llm::Message> convo = chunk_table_to_messages(rows);
+
+        auto append = [&](ChunkRowPtr row) -> asio::awaitable<void> {
+            rows = rows.append(row);
+            out.set_raw_chunks(rows);  // a new table object per append (§2.8 identity)
+            convo.push_back(chunk_row_to_message(*row, rows.size() - 1));
+            if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(row));
+        };
+
+        int rounds_used = 0;
+        bool finished = false;
+        std::vector<std::string> bodies;
+        for (int round = 0; round < opt.max_tool_rounds; ++round) {
+            ++rounds_used;
+            std::vector<llm::Message> messages;
+            messages.reserve(head.size() + convo.size());
+            messages.insert(messages.end(), head.begin(), head.end());
+            messages.insert(messages.end(), convo.begin(), convo.end());
+            llm::ChatRequest req = make_chat_request(std::move(messages), schemas, opt.provider, "auto");
+            llm::ChatResponse resp = co_await exec->async_complete(std::move(req));
+
+            if (resp.usage) {
+                auto prev_usage = out.raw_usage();
+                std::int64_t prev = prev_usage ? prev_usage->total_tokens : 0;
+                auto cumulative = llm::add_usage(prev_usage, resp.usage);
+                out.set_raw_usage(cumulative);
+                check_budget(out, opt.provider, prev, *cumulative);
+            }
+            const llm::ChatChoice& choice = resp.primary_choice();
+            const llm::AssistantMessage& msg = choice.message;
+            if (msg.tool_calls && !msg.tool_calls->empty()) {
+                std::vector<AssistantToolCall> calls;
+                calls.reserve(msg.tool_calls->size());
+                for (auto& tc : *msg.tool_calls)
+                    calls.push_back(AssistantToolCall{tc.id, tc.function.name, tc.function.arguments, tc.type});
+                co_await append(assistant_turn_chunk(calls, msg.content));
+                co_await dispatch_round(rt, exec.get(), table, out, *msg.tool_calls, bodies);
+                for (std::size_t i = 0; i < bodies.size(); ++i)
+                    co_await append(tool_feedback_chunk((*msg.tool_calls)[i].id, (*msg.tool_calls)[i].function.name,
+                                                        std::move(bodies[i])));
+                continue;
+            }
+            co_await append(assistant_turn_chunk({}, msg.content));
+            auto fr = choice.finish_reason;
+            if (fr == llm::FinishReason::stop || fr == llm::FinishReason::length ||
+                fr == llm::FinishReason::content_filter) {
+                finished = true;
+                break;
+            }
+        }
+        if (!finished && rounds_used >= opt.max_tool_rounds) {
+            log_warning("run_session_loop hit max_tool_rounds=" + std::to_string(opt.max_tool_rounds) +
+                        " without finish_reason in (stop, length, content_filter); last row may be a tool_result");
+            out.add_lineage_extra("loop.truncated", true);
+        }
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    if (failure) {
+        // Cancellation or an error: keep the partial file (no trailer), then rethrow.
+        if (writer) {
+            try {
+                co_await writer->async_abandon();
+            } catch (const std::exception& e) {
+                log_warning(std::string("abandoning the session writer failed: ") + e.what());
+            }
+        }
+        std::rethrow_exception(failure);
+    }
+    if (writer) co_await writer->async_close();
+    session_registry().set_active(out);
+    co_return MaterializedSession{rows, out.raw_usage()};
+}
+
+// §2.1 steps 2–5: the output session, built eagerly on the caller's thread.
+Session make_output(const Session& user, const Session& agent) {
+    SessionOptions so;
+    so.sandbox_backend = user.sandbox_backend();
+    so.sandbox_spec = user.sandbox_spec();
+    so.legacy_lineage = SessionLineage{user.id(), agent.id(), "run_session_loop"};
+    // A pending user session contributes its rows when the loop has waited for it.
+    Session out(user.pending() ? ChunkTable{} : user.raw_chunks(), std::move(so));
+    if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
+    lineage::stamp_new_session(out, {user.id(), agent.id()}, "run_session_loop", LineageKind::op_session_loop);
+    return out;
+}
+
+}  // namespace
+
+asio::awaitable<std::string> LoopExecutor::async_dispatch_tool(Session out, std::shared_ptr<tool::FlowToolCall> tool,
+                                                               json::object arguments) {
+    auto r = co_await tool::async_dispatch_flow_tool(std::move(out), std::move(tool), std::move(arguments));
+    co_return std::move(r.content);
+}
+
+llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::optional<std::vector<llm::FunctionTool>> tools,
+                                   const llm::Provider& provider, std::optional<std::string> default_tool_choice) {
+    llm::ChatRequest req;
+    req.messages = std::move(messages);
+    req.tools = std::move(tools);
+    provider.apply_to(req);
+    if (!req.tool_choice && default_tool_choice) req.tool_choice = json::value(*default_tool_choice);
+    return req;
+}
+
+Session run_session_loop(const Session& user, const Session& agent, LoopOptions options) {
+    async::Runtime& rt = options.runtime ? *options.runtime : async::Runtime::default_runtime();
+    Session out = make_output(user, agent);
+    auto& registry = session_registry();
+    registry.register_session(user);
+    registry.register_session(agent);
+    registry.register_session(out);
+    registry.set_active(out);
+    bool lazy = options.lazy;
+    auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
+    auto result = rt.submit(loop_body(st));
+    out.set_pending(std::move(result));
+    if (!lazy) out.synchronize();
+    return out;
+}
+
+asio::awaitable<Session> async_run_session_loop(Session user, Session agent, LoopOptions options) {
+    Session out = make_output(user, agent);
+    auto& registry = session_registry();
+    registry.register_session(user);
+    registry.register_session(agent);
+    registry.register_session(out);
+    registry.set_active(out);
+    auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
+    MaterializedSession m = co_await loop_body(st);
+    out.set_raw_chunks(std::move(m.chunks));
+    out.set_raw_usage(std::move(m.usage));
+    co_return out;
+}
+
+}  // namespace rath

@@ -1,0 +1,30 @@
+# Every example runs offline (fake LLM server in-process) and its output is checked.
+set(rath_example_checks
+  "00_runtime_fanout|fan-out: 100000 coroutines"
+  "01_hello_agent|--- tokens: total="
+  "02_session_lineage|edges \\(parent -> child\\):"
+  "03_sandbox_backend|local"
+  "04_builtin_tools|list_workspace_files"
+  "05_custom_tool|compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
+  "07_streaming|\\[finish_reason=stop\\].*--- usage total="
+  "08_compress|--- chunks after compression: 1"
+  "10_provider_variation|provider_kind=anthropic"
+  "11_dynamic_selector|round 2 -> wrap-up and goodbye"
+  "00_demo|sessions     200 \\(0 errors\\)")
+foreach(check ${rath_example_checks})
+  string(REPLACE "|" ";" parts "${check}")
+  list(GET parts 0 example)
+  list(GET parts 1 expected)
+  if(TARGET ${example})
+    set(args)
+    if(example STREQUAL "00_demo")
+      set(args 200 ${CMAKE_CURRENT_BINARY_DIR}/demo-out)
+    endif()
+    add_test(NAME example_${example} COMMAND ${example} ${args} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(example_${example} PROPERTIES
+      ENVIRONMENT "RATH_EXAMPLES_OFFLINE=1"
+      PASS_REGULAR_EXPRESSION "${expected}"
+      TIMEOUT 300
+      LABELS "examples")
+  endif()
+endforeach()

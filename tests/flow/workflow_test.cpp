@@ -1,0 +1,207 @@
+#include "loop/loop_support.hpp"
+
+#include <rath/async/block_on.hpp>
+#include <rath/flow.hpp>
+#include <rath/tool/typed_tool.hpp>
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+using rath::Session;
+namespace flow = rath::flow;
+
+namespace {
+
+struct Leaf : flow::Workflow {
+    explicit Leaf(std::string d = {}) : Workflow(std::move(d)) {}
+    Session forward(Session s) override { return s; }
+    std::string type_name() const override { return "Leaf"; }
+};
+
+struct Team : flow::Workflow {
+    Team() {
+        zeta = register_module("zeta", std::make_shared<Leaf>());
+        alpha = register_module("alpha", std::make_shared<Leaf>());
+    }
+    Session forward(Session s) override { return (*alpha)((*zeta)(s)); }
+    std::string type_name() const override { return "Team"; }
+    std::shared_ptr<Leaf> zeta, alpha;
+};
+
+}  // namespace
+
+TEST_SUITE("flow/workflow") {
+
+TEST_CASE("children are listed sorted by name and modules are pre-order") {
+    auto team = std::make_shared<Team>();
+    auto children = team->named_children();
+    REQUIRE(children.size() == 2);
+    CHECK(children[0].first == "alpha");
+    CHECK(children[1].first == "zeta");
+    auto mods = team->modules();
+    REQUIRE(mods.size() == 3);
+    CHECK(mods[0] == team.get());
+    CHECK(mods[1] == team->alpha.get());
+    int visited = 0;
+    team->apply([&](flow::Workflow&) { ++visited; });
+    CHECK(visited == 3);
+}
+
+TEST_CASE("unregister removes a child and repr follows the module tree") {
+    auto team = std::make_shared<Team>();
+    CHECK(team->repr() == "Team(\n  (alpha): Leaf()\n  (zeta): Leaf()\n)");
+    team->unregister("zeta");
+    CHECK(team->repr() == "Team(\n  (alpha): Leaf()\n)");
+    std::ostringstream os;
+    os << Leaf();
+    CHECK(os.str() == "Leaf()");
+}
+
+TEST_CASE("an agent needs a provider or a model") {
+    CHECK_THROWS_WITH(flow::Agent("x"), "flow.Agent requires either provider=Provider(...) or model=\"...\"");
+    flow::Agent a("be brief", {.model = "m1"});
+    CHECK(a.agent()->provider.model == std::optional<std::string>("m1"));
+    CHECK(a.named_agents().size() == 1);
+    CHECK(a.named_agents()[0].first == "agent");
+    // An explicit provider with its own model keeps it.
+    flow::Agent b("x", {.provider = rath::llm::Provider{.model = "own"}, .model = "ignored"});
+    CHECK(b.agent()->provider.model == std::optional<std::string>("own"));
+}
+
+TEST_CASE("to rebinds the model of a workflow's own agent params") {
+    flow::Agent a("x", {.model = "m1"});
+    a.to(std::nullopt, std::nullopt, "m2");
+    CHECK(a.agent()->provider.model == std::optional<std::string>("m2"));
+    CHECK_THROWS_WITH(a.agent()->to(), "nothing to bind: pass a Provider, provider=<name>, or model=");
+}
+
+TEST_CASE("an agent forwards through the loop and returns a pending session") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("agent answer"));
+    flow::Agent agent("You answer.", {.provider = s.provider, .description = "answers"});
+    Session out = agent(Session::from_user_message("q"));
+    CHECK(out.lineage_operator() == "run_session_loop");
+    CHECK(out.text() == std::optional<std::string>("agent answer"));
+    CHECK(agent.description() == "answers");
+    CHECK(agent.type_name() == "Agent");
+}
+
+TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it") {
+    flow::Agent a("x", {.model = "m"});
+    auto t = rath::tool::make_tool<loop_test::Empty>("t1", "d", [](Session, loop_test::Empty) { return boost::json::value(1); });
+    a.register_tool(t);
+    a.register_tool(t);
+    CHECK(a.tools().size() == 1);
+    a.unregister_tool("t1");
+    CHECK(a.tools().empty());
+}
+
+TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("from async"));
+    struct Wrap : flow::Workflow {
+        std::shared_ptr<flow::Agent> agent;
+        Session forward(Session in) override {
+            Session out = (*agent)(in);
+            (void)out.chunks();  // a blocking read: fine off the io threads
+            return out;
+        }
+    };
+    auto w = std::make_shared<Wrap>();
+    w->agent = w->register_module("agent", std::make_shared<flow::Agent>("x", flow::AgentOptions{.provider = s.provider}));
+    Session out = rath::async::block_on(w->async_forward(Session::from_user_message("q")));
+    CHECK(out.text() == std::optional<std::string>("from async"));
+}
+
+}
+
+TEST_SUITE("flow/compressor") {
+
+TEST_CASE("compress rewrites the transcript into one user row with only its own usage") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("  short summary  ", loop_test::usage(30, 4)));
+    auto user = Session::from_user_message("a long conversation");
+    flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider});
+    Session out = c(user);
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0]->kind() == rath::ChunkKind::user);
+    CHECK(rows[0]->payload().at("content").as_string() == "short summary");
+    CHECK(out.usage()->total_tokens == 34);
+    CHECK(out.lineage_operator() == "run_session_compress");
+    auto extras = out.lineage_extras();
+    REQUIRE(extras.size() == 2);
+    CHECK(extras[0].first == "compression.lossy");
+    CHECK(extras[1].first == "compression.rows_out");
+    // The request: agent rows, user rows, then the instruction; no tools; tool_choice none.
+    auto req = s.client->requests().at(0);
+    CHECK(req.messages.back().content == std::optional<std::string>(rath::default_compress_instruction));
+    CHECK_FALSE(req.tools);
+    CHECK(req.tool_choice == boost::json::value("none"));
+}
+
+TEST_CASE("compress refuses tool calls and blank content") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::tool_calls({{"x", "run_code", "{}"}}));
+    flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider});
+    CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(),
+                      "run_session_compress: model returned tool calls but tools are disabled");
+    s.client->push(loop_test::text("   "));
+    CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(), "run_session_compress: empty model content");
+}
+
+}
+
+TEST_SUITE("flow/selector") {
+
+TEST_CASE("the selector routes to the chosen workflow and shows the numbered menu") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("I pick 1."));
+    auto a = std::make_shared<Leaf>("billing");
+    auto b = std::make_shared<Leaf>("tech support");
+    flow::Selector selector(s.provider);
+    auto chosen = selector.select(Session::from_user_message("my wifi"), {a, b});
+    CHECK(chosen == b);
+    auto req = s.client->requests().at(0);
+    CHECK(req.messages.back().content ==
+          std::optional<std::string>("Candidate workflows:\n0: billing\n1: tech support\n\nReply with one index, or -1."));
+    CHECK(req.tool_choice == boost::json::value("none"));
+    CHECK(req.messages.front().content == std::optional<std::string>(flow::default_select_instruction));
+}
+
+TEST_CASE("minus one or an out of range index selects an empty workflow") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("-1"));
+    s.client->push(loop_test::text("7"));
+    s.client->push(loop_test::text("no digits here"));
+    auto a = std::make_shared<Leaf>("only");
+    flow::Selector selector(s.provider);
+    for (int i = 0; i < 3; ++i) {
+        auto w = selector.select(Session::from_user_message("x"), {a});
+        CHECK(w->is_empty());
+        auto in = Session::from_user_message("same");
+        CHECK((*w)(in) == in);  // EmptyWorkflow returns its input
+    }
+}
+
+TEST_CASE("no candidates means no LLM call") {
+    auto s = loop_test::scripted();
+    flow::Selector selector(s.provider);
+    auto w = selector.select(Session::from_user_message("x"), std::span<const std::shared_ptr<flow::Workflow>>{});
+    CHECK(w->is_empty());
+    CHECK(s.client->requests().empty());
+}
+
+TEST_CASE("select_session rejects tool calls and a bad finish reason") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::tool_calls({{"x", "t", "{}"}}));
+    s.client->push(loop_test::text("0", std::nullopt, rath::llm::FinishReason::tool_calls));
+    auto agent = Session::from_agent_prompt("route");
+    CHECK_THROWS_WITH(flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider),
+                      "select_session: model returned tool calls but tools are disabled");
+    CHECK_THROWS_WITH(flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider),
+                      "select_session: unexpected finish_reason='tool_calls'");
+}
+
+}

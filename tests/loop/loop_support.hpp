@@ -1,0 +1,85 @@
+#pragma once
+// Helpers for the loop suites: a scripted provider per test and response builders.
+#include <rath/llm/provider.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/llm/scripted_client.hpp>
+
+#include <boost/describe.hpp>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace loop_test {
+
+// A tool argument struct with no fields.
+struct Empty {};
+BOOST_DESCRIBE_STRUCT(Empty, (), ())
+
+// A provider routed to a fresh in-process scripted client (no sockets).
+struct Scripted {
+    rath::llm::Provider provider;
+    std::shared_ptr<rath::llm::ScriptedChatClient> client;
+};
+
+inline Scripted scripted() {
+    static std::atomic<int> n{0};
+    std::string name = "loop-test-" + std::to_string(n++);
+    Scripted s;
+    s.provider.provider_kind = "scripted";
+    s.provider.model = name;
+    s.client = rath::llm::ScriptedChatClient::named(name);
+    s.client->reset();
+    return s;
+}
+
+struct Call {
+    std::string id, name, arguments;
+};
+
+// One assistant turn requesting `calls` (finish_reason tool_calls).
+inline rath::llm::ScriptedReply tool_calls(const std::vector<Call>& calls, std::optional<rath::llm::TokenUsage> usage = {}) {
+    rath::llm::ChatResponse r;
+    rath::llm::ChatChoice c;
+    c.finish_reason = rath::llm::FinishReason::tool_calls;
+    std::vector<rath::llm::ToolCallPart> parts;
+    for (auto& call : calls) {
+        rath::llm::ToolCallPart p;
+        p.id = call.id;
+        p.function.name = call.name;
+        p.function.arguments = call.arguments;
+        auto parsed = rath::llm::parse_tool_arguments(call.arguments);
+        p.function.arguments_parsed = parsed.value;
+        p.function.arguments_parse_error = parsed.parse_error;
+        parts.push_back(std::move(p));
+    }
+    c.message.tool_calls = std::move(parts);
+    r.choices.push_back(std::move(c));
+    r.usage = usage;
+    rath::llm::ScriptedReply reply;
+    reply.response = std::move(r);
+    return reply;
+}
+
+inline rath::llm::ScriptedReply text(std::string t, std::optional<rath::llm::TokenUsage> usage = {},
+                                     rath::llm::FinishReason fr = rath::llm::FinishReason::stop) {
+    rath::llm::ChatResponse r;
+    rath::llm::ChatChoice c;
+    c.finish_reason = fr;
+    c.message.content = std::move(t);
+    r.choices.push_back(std::move(c));
+    r.usage = usage;
+    rath::llm::ScriptedReply reply;
+    reply.response = std::move(r);
+    return reply;
+}
+
+inline rath::llm::TokenUsage usage(std::int64_t p, std::int64_t c) {
+    rath::llm::TokenUsage u;
+    u.prompt_tokens = p;
+    u.completion_tokens = c;
+    u.total_tokens = p + c;
+    return u;
+}
+
+}  // namespace loop_test

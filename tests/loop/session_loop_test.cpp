@@ -1,0 +1,415 @@
+#include "loop/loop_support.hpp"
+
+#include <rath/async/block_on.hpp>
+#include <rath/async/deadline.hpp>
+#include <rath/async/runtime.hpp>
+#include <rath/llm/error.hpp>
+#include <rath/session/lineage_recorder.hpp>
+#include <rath/session/registry.hpp>
+#include <rath/session/tool_dispatch.hpp>
+#include <rath/session_loop.hpp>
+#include <rath/tool/typed_tool.hpp>
+
+#include <boost/describe.hpp>
+#include <boost/json.hpp>
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using loop_test::Call;
+using rath::ChunkKind;
+using rath::Session;
+
+namespace {
+
+std::string content_of(const rath::ChunkRowPtr& row) {
+    auto& p = row->payload();
+    auto it = p.find("content");
+    if (it == p.end() || !it->value().is_string()) return {};
+    return std::string(it->value().as_string());
+}
+
+Session agent_session() { return Session::from_agent_prompt("You are a test agent."); }
+
+struct XArgs {
+    long long x;
+};
+BOOST_DESCRIBE_STRUCT(XArgs, (), (x))
+
+struct NameArgs {
+    std::string name;
+};
+BOOST_DESCRIBE_STRUCT(NameArgs, (), (name))
+
+// Waits on a gate before answering: the loop stays pending until the test opens it.
+class GateExecutor : public rath::LoopExecutor {
+public:
+    explicit GateExecutor(rath::async::Lazy<void> gate) : gate_(std::move(gate)) {}
+    asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest) override {
+        co_await gate_.async_get();
+        rath::llm::ChatResponse r;
+        rath::llm::ChatChoice c;
+        c.message.content = "opened";
+        r.choices.push_back(c);
+        co_return r;
+    }
+
+private:
+    rath::async::Lazy<void> gate_;
+};
+
+}  // namespace
+
+TEST_SUITE("loop/session_loop") {
+
+TEST_CASE("a loop without tool calls appends one assistant row and stops") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("hello there", loop_test::usage(10, 5)));
+    auto user = Session::from_user_message("hi");
+    auto agent = agent_session();
+    Session out = rath::run_session_loop(user, agent, {.provider = s.provider});
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]->kind() == ChunkKind::user);
+    CHECK(rows[1]->kind() == ChunkKind::assistant);
+    CHECK(content_of(rows[1]) == "hello there");
+    CHECK(out.usage()->total_tokens == 15);
+    CHECK(out.text() == std::optional<std::string>("hello there"));
+    // Lineage and legacy lineage
+    CHECK(out.parent_session_ids() == std::vector<std::string>{user.id(), agent.id()});
+    CHECK(out.lineage_operator() == "run_session_loop");
+    CHECK(out.lineage_kind() == rath::LineageKind::op_session_loop);
+    REQUIRE(out.legacy_lineage());
+    CHECK(out.legacy_lineage()->producer_user_session_id == user.id());
+    CHECK(rath::session_registry().active_id() == std::optional<std::string>(out.id()));
+    // The request: system prompt first, the built-in tools, tool_choice auto.
+    auto reqs = s.client->requests();
+    REQUIRE(reqs.size() == 1);
+    REQUIRE(reqs[0].messages.size() == 2);
+    CHECK(reqs[0].messages[0].role == "system");
+    CHECK(reqs[0].messages[1].role == "user");
+    REQUIRE(reqs[0].tools);
+    CHECK(reqs[0].tools->size() == 6);
+    CHECK((*reqs[0].tools)[0].name == "list_workspace_files");  // sorted by name
+    CHECK(reqs[0].tool_choice == json::value("auto"));
+}
+
+TEST_CASE("the output is pending and its lineage is readable before the model answers") {
+    rath::async::Lazy<void> gate;
+    auto user = Session::from_user_message("wait for it");
+    auto agent = agent_session();
+    Session out = rath::run_session_loop(user, agent, {.executor = std::make_shared<GateExecutor>(gate)});
+    CHECK(out.pending());
+    CHECK(out.lineage_operator() == "run_session_loop");
+    CHECK(out.parent_session_ids().size() == 2);
+    gate.set_value();
+    CHECK(out.chunks().size() == 2);
+    CHECK_FALSE(out.pending());
+}
+
+TEST_CASE("chaining loops does not block the caller and the chain materializes in order") {
+    rath::async::Lazy<void> gate;
+    auto agent = agent_session();
+    auto exec = std::make_shared<GateExecutor>(gate);
+    Session a = rath::run_session_loop(Session::from_user_message("one"), agent, {.executor = exec});
+    Session b = rath::run_session_loop(a, agent, {.executor = exec});  // a is still pending: returns at once
+    CHECK(a.pending());
+    CHECK(b.pending());
+    CHECK(b.parent_session_ids()[0] == a.id());
+    gate.set_value();
+    auto rows = b.chunks();
+    REQUIRE(rows.size() == 3);  // user, a's answer, b's answer
+    CHECK(content_of(rows[1]) == "opened");
+    CHECK(content_of(rows[2]) == "opened");
+}
+
+TEST_CASE("a plain loop over ten thousand inputs fans out by itself") {
+    auto s = loop_test::scripted();
+    s.client->rule(loop_test::text("ok"));
+    auto agent = agent_session();
+    std::vector<Session> outs;
+    for (int i = 0; i < 10'000; ++i)
+        outs.push_back(rath::run_session_loop(Session::from_user_message("n" + std::to_string(i)), agent,
+                                              {.provider = s.provider}));
+    std::size_t rows = 0;
+    for (auto& o : outs) rows += o.chunks().size();
+    CHECK(rows == 20'000);
+}
+
+TEST_CASE("a built-in tool call writes into the sandbox and the loop then stops") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::tool_calls({{"call_1", "write_workspace_file", R"({"path":"notes.txt","content":"abc"})"}}));
+    s.client->push(loop_test::text("written"));
+    auto dir = std::filesystem::temp_directory_path() / ("rath-loop-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto user = Session::from_user_message("write a note");
+    user.to("local", dir.string());
+    Session out = rath::run_session_loop(user, agent_session(), {.provider = s.provider});
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 4);
+    CHECK(rows[1]->kind() == ChunkKind::assistant);
+    CHECK(rows[2]->kind() == ChunkKind::tool_result);
+    auto body = json::parse(content_of(rows[2]));
+    CHECK(body.at("bytes_written").to_number<int>() == 3);
+    CHECK(std::string(rows[2]->payload().at("tool_call_id").as_string()) == "call_1");
+    CHECK(std::filesystem::exists(dir / "notes.txt"));
+    // The assistant row keeps the call in OpenAI wire form.
+    auto& calls = rows[1]->payload().at("tool_calls").as_array();
+    CHECK(calls[0].at("function").at("name").as_string() == "write_workspace_file");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("unparseable arguments become invalid_tool_arguments before the unknown tool check") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::tool_calls({{"c1", "nope_tool", "{not json"}, {"c2", "nope_tool", "{}"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), {.provider = s.provider});
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 5);
+    CHECK(content_of(rows[2]) ==
+          R"({"ok": false, "error_kind": "invalid_tool_arguments", "message": "tool 'nope_tool' returned non-JSON or unparseable arguments", "detail": "{not json"})");
+    CHECK(content_of(rows[3]) == R"({"ok": false, "error_kind": "unknown_tool", "message": "unknown tool 'nope_tool'"})");
+}
+
+TEST_CASE("max_tool_rounds bounds the LLM calls and flags the truncation") {
+    auto s = loop_test::scripted();
+    s.client->rule(loop_test::tool_calls({{"c", "nope_tool", "{}"}}));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .max_tool_rounds = 3});
+    auto rows = out.chunks();
+    CHECK(rows.size() == 7);  // user + 3 x (assistant, tool_result)
+    CHECK(rows.back()->kind() == ChunkKind::tool_result);
+    CHECK(s.client->requests().size() == 3);
+    auto extras = out.lineage_extras();
+    REQUIRE(extras.size() == 1);
+    CHECK(extras[0].first == "loop.truncated");
+    CHECK(extras[0].second == json::value(true));
+}
+
+TEST_CASE("zero rounds makes no call and is flagged as truncated") {
+    auto s = loop_test::scripted();
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .max_tool_rounds = 0});
+    CHECK(out.chunks().size() == 1);
+    CHECK(s.client->requests().empty());
+    CHECK(out.lineage_extras().size() == 1);
+}
+
+TEST_CASE("a raising tool becomes tool_execution_exception while its siblings succeed in call order") {
+    auto s = loop_test::scripted();
+    auto ok = rath::tool::make_tool<NameArgs>("ok_tool", "ok", [](Session, NameArgs a) { return json::value(a.name); },
+                                              {.parallel_safe = true});
+    auto boom = rath::tool::make_tool<NameArgs>(
+        "boom_tool", "boom", [](Session, NameArgs) -> json::value { throw std::runtime_error("boom"); });
+    s.client->push(loop_test::tool_calls({{"a", "ok_tool", R"({"name":"A"})"},
+                                          {"b", "boom_tool", R"({"name":"B"})"},
+                                          {"c", "ok_tool", R"({"name":"C"})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {ok, boom}});
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 6);
+    CHECK(content_of(rows[2]) == "\"A\"");
+    auto b = json::parse(content_of(rows[3]));
+    CHECK(b.at("error_kind").as_string() == "tool_execution_exception");
+    CHECK(std::string(b.at("message").as_string()).find("boom") != std::string::npos);
+    CHECK(std::string(b.at("message").as_string()).find("RuntimeError") != std::string::npos);
+    CHECK(content_of(rows[4]) == "\"C\"");
+}
+
+TEST_CASE("a user tool shadowing a built-in fails the loop when read") {
+    auto s = loop_test::scripted();
+    auto shadow = rath::tool::make_tool<NameArgs>("run_code", "x", [](Session, NameArgs) { return json::value(1); });
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {shadow}});
+    CHECK_THROWS_WITH(out.chunks(), doctest::Contains("shadows a built-in system tool"));
+    // Raised once; the session stays readable afterwards.
+    CHECK(out.chunks().size() == 1);
+}
+
+TEST_CASE("tools of one round see the same table object and the next round a new one") {
+    auto s = loop_test::scripted();
+    std::mutex mu;
+    std::vector<rath::ChunkTable> seen;
+    auto peek = rath::tool::make_tool<XArgs>(
+        "peek", "peek",
+        [&](Session session, XArgs) {
+            auto t = session.chunks();  // the tool's own pending session: the in-flight table
+            std::lock_guard lk(mu);
+            seen.push_back(t);
+            return json::value(static_cast<std::int64_t>(t.size()));
+        },
+        {.parallel_safe = true});
+    s.client->push(loop_test::tool_calls({{"a", "peek", R"({"x":1})"}, {"b", "peek", R"({"x":2})"}}));
+    s.client->push(loop_test::tool_calls({{"c", "peek", R"({"x":3})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {peek}});
+    CHECK(out.chunks().size() == 7);
+    REQUIRE(seen.size() == 3);
+    CHECK(seen[0].same_as(seen[1]));
+    CHECK_FALSE(seen[0].same_as(seen[2]));
+    CHECK(seen[0].size() == 2);  // user + assistant row of that round
+    CHECK(seen[2].size() == 5);
+}
+
+TEST_CASE("same-key calls never overlap and different keys run together") {
+    auto s = loop_test::scripted();
+    std::atomic<int> running{0}, peak{0};
+    auto slow = [&](int delay_ms) {
+        return [&, delay_ms](Session, NameArgs) -> asio::awaitable<json::value> {
+            int now = ++running;
+            int p = peak.load();
+            while (now > p && !peak.compare_exchange_weak(p, now)) {
+            }
+            co_await rath::async::async_sleep(std::chrono::milliseconds(delay_ms));
+            --running;
+            co_return json::value("ok");
+        };
+    };
+    // parallel_safe + the default key ("safe", name): one tool = one key.
+    auto same = rath::tool::make_tool<NameArgs>("same", "s", slow(20), {.parallel_safe = true});
+    s.client->push(loop_test::tool_calls(
+        {{"1", "same", R"({"name":"a"})"}, {"2", "same", R"({"name":"b"})"}, {"3", "same", R"({"name":"c"})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {same}});
+    CHECK(out.chunks().size() == 6);
+    CHECK(peak.load() == 1);
+
+    peak = 0;
+    std::vector<rath::tool::FlowToolPtr> distinct;
+    std::vector<Call> calls;
+    for (int i = 0; i < 4; ++i) {
+        std::string name = "k" + std::to_string(i);
+        distinct.push_back(rath::tool::make_tool<NameArgs>(name, "k", slow(150), {.parallel_safe = true}));
+        calls.push_back({"id" + std::to_string(i), name, R"({"name":"z"})"});
+    }
+    auto s2 = loop_test::scripted();
+    s2.client->push(loop_test::tool_calls(calls));
+    s2.client->push(loop_test::text("done"));
+    Session out2 = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                          {.provider = s2.provider, .tools = distinct});
+    CHECK(out2.chunks().size() == 7);
+    CHECK(peak.load() >= 2);  // four keys overlapped
+}
+
+TEST_CASE("usage accumulates and the budget callback fires once on the first crossing") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::tool_calls({{"a", "nope", "{}"}}, loop_test::usage(50, 10)));
+    s.client->push(loop_test::tool_calls({{"b", "nope", "{}"}}, loop_test::usage(50, 10)));
+    s.client->push(loop_test::tool_calls({{"c", "nope", "{}"}}, loop_test::usage(50, 10)));
+    s.client->push(loop_test::text("end", loop_test::usage(3, 2)));
+    int fired = 0;
+    std::int64_t at = 0;
+    s.provider.budget_total_tokens = 100;
+    s.provider.on_budget_exceeded = [&](std::string_view, const rath::llm::TokenUsage& u) {
+        ++fired;
+        at = u.total_tokens;
+    };
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), {.provider = s.provider});
+    CHECK(out.usage()->total_tokens == 185);
+    CHECK(fired == 1);
+    CHECK(at == 120);
+}
+
+TEST_CASE("a throwing budget callback aborts the loop and surfaces at read") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("first", loop_test::usage(100, 50)));
+    s.provider.budget_total_tokens = 10;
+    s.provider.on_budget_exceeded = [](std::string_view id, const rath::llm::TokenUsage& u) {
+        throw rath::BudgetExceededError("session " + std::string(id) + " spent " + std::to_string(u.total_tokens));
+    };
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), {.provider = s.provider});
+    CHECK_THROWS_AS(out.chunks(), rath::BudgetExceededError);
+    CHECK(out.chunks().size() == 1);  // the triggering assistant row is not in the transcript
+}
+
+TEST_CASE("on_event sees every streamed delta while the transcript keeps one assistant row") {
+    auto s = loop_test::scripted();
+    rath::llm::ScriptedReply r;
+    for (auto piece : {"Hel", "lo", "!"}) {
+        rath::llm::StreamDelta d;
+        d.content_delta = piece;
+        r.deltas.push_back(d);
+    }
+    rath::llm::StreamDelta fin;
+    fin.finish_reason = rath::llm::FinishReason::stop;
+    r.deltas.push_back(fin);
+    s.client->push(r);
+    std::string seen;
+    int n = 0;
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .on_event = [&](const rath::llm::StreamDelta& d) {
+                                              ++n;
+                                              if (d.content_delta) seen += *d.content_delta;
+                                          }});
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 2);
+    CHECK(content_of(rows[1]) == "Hello!");
+    CHECK(seen == "Hello!");
+    CHECK(n == 4);
+}
+
+TEST_CASE("on_event with a custom executor is refused when the session is read") {
+    rath::async::Lazy<void> gate;
+    gate.set_value();
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.executor = std::make_shared<GateExecutor>(gate),
+                                          .on_event = [](const rath::llm::StreamDelta&) {}});
+    CHECK_THROWS_WITH(out.chunks(), doctest::Contains("custom executor"));
+}
+
+TEST_CASE("a provider error surfaces once at read and the seeded rows stay readable") {
+    auto s = loop_test::scripted();
+    rath::llm::ScriptedReply r;
+    r.error = std::make_exception_ptr(rath::ProviderError(rath::ProviderErrorInfo{}));
+    s.client->push(r);
+    Session out = rath::run_session_loop(Session::from_user_message("keep me"), agent_session(), {.provider = s.provider});
+    CHECK_THROWS_AS(out.chunks(), rath::ProviderError);
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 1);
+    CHECK(content_of(rows[0]) == "keep me");
+}
+
+TEST_CASE("persist writes the transcript through the JSONL writer") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("saved"));
+    auto dir = std::filesystem::temp_directory_path() / ("rath-persist-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto user = Session::from_user_message("x");
+    auto path = dir / "out.jsonl";
+    Session out = rath::run_session_loop(user, agent_session(), {.provider = s.provider, .persist_path = path});
+    CHECK(out.chunks().size() == 2);
+    REQUIRE(std::filesystem::exists(path));
+    std::ifstream in(path);
+    std::string line;
+    int lines = 0;
+    std::string last;
+    while (std::getline(in, line)) {
+        ++lines;
+        last = line;
+    }
+    CHECK(lines == 4);  // header, 2 chunks, trailer
+    CHECK(last.find("trailer") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the coroutine form returns the finished session") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("async done"));
+    auto out = rath::async::block_on(rath::async_run_session_loop(Session::from_user_message("x"), agent_session(),
+                                                                   {.provider = s.provider}));
+    CHECK_FALSE(out.pending());
+    CHECK(out.text() == std::optional<std::string>("async done"));
+}
+
+}
