@@ -12,7 +12,10 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -72,7 +75,8 @@ public:
     Lazy<T> submit(boost::asio::awaitable<T> op);
 
     // Runs a blocking callable on the blocking pool and resumes the calling
-    // coroutine on its own executor with the result (or exception).
+    // coroutine on its own executor with the result (or exception). R must be
+    // default constructible.
     template <class F>
     static auto async_blocking(blocking_executor_type pool, F f) -> boost::asio::awaitable<std::invoke_result_t<F&>>;
     template <class F>
@@ -142,14 +146,52 @@ Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     return result;
 }
 
+namespace detail {
+template <class R>
+struct BlockingSignature {
+    using type = void(std::exception_ptr, R);
+};
+template <>
+struct BlockingSignature<void> {
+    using type = void(std::exception_ptr);
+};
+}  // namespace detail
+
 template <class F>
 auto Runtime::async_blocking(blocking_executor_type pool, F f) -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+    // An async operation (not a coroutine): callers may pass a lambda temporary inside
+    // their co_await expression, and GCC 12 destroys such temporaries twice when they
+    // reach a coroutine's frame. Here the callable is moved once into the posted job.
+    namespace asio = boost::asio;
     using R = std::invoke_result_t<F&>;
-    // co_spawn onto the pool; the completion comes back through the awaiting
-    // coroutine's own executor, so the caller resumes where it was.
-    co_return co_await boost::asio::co_spawn(
-        pool, [f = std::move(f)]() mutable -> boost::asio::awaitable<R> { co_return f(); },
-        boost::asio::use_awaitable);
+    using Sig = typename detail::BlockingSignature<R>::type;
+    auto init = [pool](auto handler, F fn) {
+        auto guard = asio::make_work_guard(asio::get_associated_executor(handler));
+        asio::post(pool, [h = std::move(handler), fn = std::move(fn), guard = std::move(guard)]() mutable {
+            std::exception_ptr e;
+            if constexpr (std::is_void_v<R>) {
+                try {
+                    fn();
+                } catch (...) {
+                    e = std::current_exception();
+                }
+                auto home = guard.get_executor();
+                asio::dispatch(home, [h = std::move(h), e]() mutable { std::move(h)(e); });
+            } else {
+                std::optional<R> r;
+                try {
+                    r.emplace(fn());
+                } catch (...) {
+                    e = std::current_exception();
+                }
+                auto home = guard.get_executor();
+                asio::dispatch(home, [h = std::move(h), e, r = std::move(r)]() mutable {
+                    std::move(h)(e, r ? std::move(*r) : R{});
+                });
+            }
+        });
+    };
+    return asio::async_initiate<const asio::use_awaitable_t<>&, Sig>(std::move(init), asio::use_awaitable, std::move(f));
 }
 
 }  // namespace rath::async
