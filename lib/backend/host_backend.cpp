@@ -1,7 +1,6 @@
 #include <rath/backend/decode.hpp>
 #include <rath/backend/host_backend.hpp>
 
-#include "lib/backend/blocking.hpp"
 #include "lib/backend/process.hpp"
 #include "lib/backend/workspace.hpp"
 #include "lib/core/pyrepr.hpp"
@@ -289,7 +288,7 @@ struct OpenWorkspace {
 asio::awaitable<SandboxPtr> HostBackend::async_open(std::optional<SandboxSpec> spec) {
     bool owned = !spec || !spec->working_dir;
     OpenWorkspace job{!owned, owned ? std::string() : *spec->working_dir, options().confine_paths, workspace_aliases()};
-    auto ws = co_await detail::run_blocking(runtime().blocking_executor(), std::move(job));
+    auto ws = co_await rath::async::Runtime::async_blocking(runtime().blocking_executor(), std::move(job));
     std::string handle = ws->handle();
     auto sb = std::make_shared<HostSandbox>(*this, handle, spec.value_or(SandboxSpec{}), std::move(ws), owned);
     {
@@ -312,7 +311,7 @@ asio::awaitable<void> HostBackend::async_close(SandboxPtr sb) {
             fs::remove_all(dir, ec);  // does not follow symlinks; errors ignored
             return true;
         };
-        co_await detail::run_blocking(runtime().blocking_executor(), std::move(job));
+        co_await rath::async::Runtime::async_blocking(runtime().blocking_executor(), std::move(job));
     }
 }
 
@@ -343,7 +342,7 @@ asio::awaitable<DispatchResult> HostBackend::async_dispatch(SandboxPtr sb, Paylo
             },
             p);
     };
-    co_return co_await detail::run_blocking(pool, std::move(job));
+    co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
 }
 
 asio::awaitable<DispatchResult> HostBackend::run_command(SandboxPtr sb, CommandRun c) {
@@ -429,7 +428,7 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
         }
         return 0;
     };
-    int werr = co_await detail::run_blocking(pool, std::move(write_job));
+    int werr = co_await rath::async::Runtime::async_blocking(pool, std::move(write_job));
     if (werr) co_return detail::os_failure(werr, hs->handle() + "/" + file);
     // Removed on every path; the normal path does it on the blocking pool.
     struct Remove {
@@ -472,7 +471,7 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
     }
     remove.done = true;
     auto unlink_job = [hs, file] { return ::unlinkat(hs->ws().dirfd(), file.c_str(), 0); };
-    co_await detail::run_blocking(pool, std::move(unlink_job));
+    co_await rath::async::Runtime::async_blocking(pool, std::move(unlink_job));
     co_return result;
 }
 
