@@ -104,6 +104,11 @@ std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Ses
             lane += "\x1fsandbox:" + std::string(sb->backend_name()) + ":" + sb->handle();
         else
             lane += "\x1fsession:" + session.id();
+    } else if (tool.parallel_safe()) {
+        // A parallel-safe tool declares it keeps no shared state: its keys order calls
+        // within one session's transcript, never across sessions (a process-wide lane
+        // would serialize a fan-out of thousands of sessions on one key).
+        lane += "\x1fsession:" + session.id();
     }
     return lane;
 }
@@ -180,7 +185,9 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     //    even while its sandbox is being opened lazily), then the sandbox's lane (two
     //    sessions sharing a sandbox take turns). Always in that order: no cycles.
     std::string base = base_lane(*tool, key);
-    std::string outer = tool->sandbox_scoped() ? base + "\x1fsession:" + session.id() : base;
+    //    Parallel-safe tools are laned per session too (see lane_key).
+    std::string outer =
+        tool->sandbox_scoped() || tool->parallel_safe() ? base + "\x1fsession:" + session.id() : base;
     auto op = scoped_call(rt, tool, session, std::move(args), std::move(base));
     return finish(rt.strands().async_run(outer, std::move(op)));
 }

@@ -158,6 +158,17 @@ TEST_CASE("a safe tool serialises per key and overlaps across keys") {
     CHECK(diff.peak > 1);
 }
 
+TEST_CASE("a safe tool overlaps across sessions on the same key") {
+    Gauge g;
+    auto t = sleeping_tool("safe_fanout", g, {.parallel_safe = true}, true);
+    std::vector<rath::Session> sessions(4);
+    auto& rt_ = rath::async::Runtime::default_runtime();
+    std::vector<rath::async::Lazy<rt::ToolDispatchResult>> calls;
+    for (auto& s : sessions) calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(s, t, json::object{{"key", "k"}})));
+    for (auto& c : calls) c.get();
+    CHECK(g.peak > 1);  // one key, four sessions: no process-wide lane
+}
+
 TEST_CASE("a sandbox-scoped tool overlaps across sandboxes and takes turns on a shared one") {
     Gauge g;
     auto t = sleeping_tool("scoped", g, {.parallel_safe = false, .sandbox_scoped = true}, false);

@@ -17,7 +17,8 @@ class Runtime;
 namespace rath::tool {
 
 // The lane a call takes: tool group + ("unsafe") or ("safe", key...), plus
-// "sandbox:<handle>" / "session:<id>" for sandbox-scoped tools.
+// "sandbox:<handle>" / "session:<id>" for sandbox-scoped tools, "session:<id>" for
+// parallel-safe ones (a safe tool orders calls within a session, not across sessions).
 std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Session& session);
 
 boost::asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, FlowToolPtr tool,
