@@ -11,6 +11,8 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <cctype>
 #include <cmath>
 
@@ -209,7 +211,24 @@ RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
     if (options.http) return options.http;
     if (options.runtime) return std::make_shared<net::HttpClient>(*options.runtime, options.http_options);
-    return std::make_shared<net::HttpClient>(options.http_options);
+    // Chat clients are cheap and made per loop; an HTTP client is not (its TLS context
+    // loads the system CA store, and its pool holds the keep-alive connections). So
+    // clients on the default runtime (which lives as long as the process) with the same
+    // transport options share one HttpClient: a fan-out of N sessions reuses a bounded
+    // set of sockets.
+    const auto& o = options.http_options;
+    std::string key = std::to_string(o.connect_timeout.count()) + '\x1f' + std::to_string(o.read_timeout.count()) +
+                      '\x1f' + std::to_string(o.total_timeout.count()) + '\x1f' +
+                      std::to_string(o.max_connections_per_host) + '\x1f' + o.ca_file + '\x1f' +
+                      (o.verify_peer ? "1" : "0") + '\x1f' + (o.proxy ? "p" + *o.proxy : "-") + '\x1f' +
+                      (o.no_proxy ? "n" + *o.no_proxy : "-") + '\x1f' + o.user_agent + '\x1f' +
+                      std::to_string(o.idle_timeout.count());
+    static std::mutex mu;
+    static std::map<std::string, std::shared_ptr<net::HttpClient>> shared;
+    std::lock_guard lk(mu);
+    auto& slot = shared[key];
+    if (!slot) slot = std::make_shared<net::HttpClient>(o);
+    return slot;
 }
 
 namespace {
