@@ -30,7 +30,11 @@ LoopOptions Agent::loop_options() const {
 Session Agent::forward(Session input) { return run_session_loop(input, agent_->agent_session, loop_options()); }
 
 boost::asio::awaitable<Session> Agent::async_forward(Session input) {
-    co_return co_await async_run_session_loop(std::move(input), agent_->agent_session, loop_options());
+    // Named, not a temporary inside the co_await expression (GCC 12 destroys aggregate
+    // temporaries there twice).
+    LoopOptions options = loop_options();
+    Session agent_session = agent_->agent_session;
+    co_return co_await async_run_session_loop(std::move(input), std::move(agent_session), std::move(options));
 }
 
 void Agent::register_tool(std::shared_ptr<tool::FlowToolCall> tool) {

@@ -23,7 +23,10 @@ Session Compressor::forward(Session input) {
 }
 
 boost::asio::awaitable<Session> Compressor::async_forward(Session input) {
-    co_return co_await async_run_session_compress(std::move(input), agent_->agent_session, compress_options());
+    // Named, not temporaries inside the co_await expression (see Agent::async_forward).
+    CompressOptions options = compress_options();
+    Session agent_session = agent_->agent_session;
+    co_return co_await async_run_session_compress(std::move(input), std::move(agent_session), std::move(options));
 }
 
 }  // namespace rath::flow

@@ -87,8 +87,12 @@ asio::awaitable<std::shared_ptr<Workflow>> Selector::async_select(Session sessio
     if (candidates.empty()) co_return std::make_shared<EmptyWorkflow>();
     std::vector<std::string> descriptions;
     for (auto& c : candidates) descriptions.push_back(c->description());
-    auto [idx, desc] = co_await async_select_session(std::move(session), agent_->agent_session, std::move(descriptions),
-                                                     agent_->provider, options_.executor);
+    // Named copies, not temporaries inside the co_await expression (GCC 12).
+    Session agent_session = agent_->agent_session;
+    llm::Provider provider = agent_->provider;
+    auto executor = options_.executor;
+    auto [idx, desc] = co_await async_select_session(std::move(session), std::move(agent_session),
+                                                     std::move(descriptions), std::move(provider), std::move(executor));
     if (idx >= 0 && idx < static_cast<int>(candidates.size())) co_return candidates[idx];
     co_return std::make_shared<EmptyWorkflow>();
 }
