@@ -14,7 +14,7 @@ endif()
 if(RATH_SANITIZE OR RATH_TSAN)
   # Instrumented builds make GCC 12 report false positives inside Beast's parser and
   # on Asio coroutine frames; they are not diagnostics about our code.
-  target_compile_options(rath_warnings INTERFACE -Wno-maybe-uninitialized -Wno-mismatched-new-delete)
+  target_compile_options(rath_warnings INTERFACE -Wno-maybe-uninitialized -Wno-mismatched-new-delete -Wno-format-truncation)
 endif()
 if(RATH_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
