@@ -27,7 +27,7 @@ if (( $(time_left) > 900 )); then
   cmake -S . -B build-tsan "${common[@]}" -DRATH_TSAN=ON >/dev/null
   tsan_targets=$(ctest --test-dir build-tsan -N -L tsan | sed -n 's/^ *Test *#[0-9]*: *\(test_[a-z_]*\).*/\1/p' | sort -u)
   cmake --build build-tsan --target ${tsan_targets}
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -j2 -L tsan
 else
   echo "== TSan stage SKIPPED: only $(time_left) s of CI time left"

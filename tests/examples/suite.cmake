@@ -2,7 +2,7 @@
 set(rath_example_checks
   "00_runtime_fanout|fan-out: 100000 coroutines"
   "01_hello_agent|--- tokens: total="
-  "02_session_lineage|edges \\(parent -> child\\):"
+  "02_session_lineage|resumed session equals the original: true"
   "03_sandbox_backend|local"
   "04_builtin_tools|list_workspace_files"
   "05_custom_tool|compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
