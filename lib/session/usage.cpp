@@ -5,13 +5,7 @@
 namespace rath {
 
 std::optional<TokenUsage> sum_token_usage(const std::optional<TokenUsage>& a, const std::optional<TokenUsage>& b) {
-    if (!a) return b;
-    if (!b) return a;
-    TokenUsage s;
-    s.prompt_tokens = a->prompt_tokens + b->prompt_tokens;
-    s.completion_tokens = a->completion_tokens + b->completion_tokens;
-    s.total_tokens = a->total_tokens + b->total_tokens;
-    return s;
+    return llm::add_usage(a, b);  // one definition of how usages add up
 }
 
 boost::json::value token_usage_to_json(const std::optional<TokenUsage>& u) {
