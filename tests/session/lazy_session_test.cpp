@@ -6,7 +6,6 @@
 #include <rath/session/tool_dispatch.hpp>
 #include <rath/session/warning.hpp>
 
-#include "lib/session/blocking.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -182,8 +181,8 @@ TEST_CASE("a runtime produced session is read by a tool mid flight and by the ca
             ToolDispatchScope tool;  // what the loop does around every tool body
             return out.chunks().size();
         };
-        // (Runtime::async_blocking double-destroys captures under GCC 12; see blocking.hpp.)
-        std::size_t seen_by_tool = co_await rath::detail::run_blocking(
+        // A named callable, not a lambda temporary inside the co_await (GCC 12).
+        std::size_t seen_by_tool = co_await async::Runtime::async_blocking(
             async::Runtime::default_runtime().blocking_executor(), std::move(tool_body));
         out.set_raw_chunks(out.raw_chunks().append(tool_feedback_chunk("c1", "peek", std::to_string(seen_by_tool))));
         co_await sleep_ms(5);

@@ -1,7 +1,6 @@
 #include <rath/session/persistence/async_writer.hpp>
 #include <rath/session/warning.hpp>
 
-#include "lib/session/blocking.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/strand.hpp>
@@ -102,9 +101,9 @@ boost::asio::awaitable<void> drain_loop(std::shared_ptr<Core> c) {
         }
         std::exception_ptr err;
         try {
-            // A named job (see blocking.hpp for why not a temporary).
+            // A named job, not a lambda temporary in the co_await (GCC 12, see async_blocking).
             auto job = [c, index = item.index, row = item.row] { c->writer->write_chunk(index, *row); };
-            co_await detail::run_blocking(pool, std::move(job));
+            co_await rath::async::Runtime::async_blocking(pool, std::move(job));
             c->written.fetch_add(1, std::memory_order_relaxed);
         } catch (...) {
             err = std::current_exception();
@@ -126,7 +125,7 @@ boost::asio::awaitable<void> drain_loop(std::shared_ptr<Core> c) {
     }
     if (aborted) {
         auto job = [c] { c->writer->abandon(); };
-        co_await detail::run_blocking(pool, std::move(job));
+        co_await rath::async::Runtime::async_blocking(pool, std::move(job));
     }
 }
 
@@ -174,7 +173,7 @@ boost::asio::awaitable<AsyncSessionWriter> AsyncSessionWriter::async_open(Sessio
     WriterOptions writer_options = options.writer;
     auto open_job = [for_writer, writer_options] { return std::make_shared<SessionWriter>(for_writer, writer_options); };
     std::shared_ptr<SessionWriter> writer =
-        co_await detail::run_blocking(rt.blocking_executor(), std::move(open_job));
+        co_await rath::async::Runtime::async_blocking(rt.blocking_executor(), std::move(open_job));
     core->writer = std::move(writer);
     core->path = core->writer->path();
     core->partial_path = core->writer->partial_path();
@@ -240,7 +239,7 @@ boost::asio::awaitable<void> AsyncSessionWriter::async_close() {
     std::exception_ptr err;
     try {
         auto job = [c] { c->writer->close(); };
-        co_await detail::run_blocking(c->rt->blocking_executor(), std::move(job));
+        co_await rath::async::Runtime::async_blocking(c->rt->blocking_executor(), std::move(job));
     } catch (...) {
         err = std::current_exception();
     }

@@ -4,7 +4,6 @@
 #include <rath/session/warning.hpp>
 
 #include "lib/core/json_parse.hpp"
-#include "lib/session/blocking.hpp"
 #include "lib/session/uuid.hpp"
 
 #include <algorithm>
@@ -223,7 +222,7 @@ PersistedSession load_session(std::string_view session_id, std::optional<fs::pat
 boost::asio::awaitable<PersistedSession> async_load_session(std::string session_id, std::optional<fs::path> path) {
     auto& rt = async::Runtime::default_runtime();
     auto job = [id = std::move(session_id), p = std::move(path)] { return load_session(id, p); };
-    co_return co_await detail::run_blocking(rt.blocking_executor(), std::move(job));
+    co_return co_await rath::async::Runtime::async_blocking(rt.blocking_executor(), std::move(job));
 }
 
 Session PersistedSession::to_session() const {
