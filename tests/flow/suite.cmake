@@ -1,1 +1,1 @@
-rath_add_test_suite(flow LABELS "flow")
+rath_add_test_suite(flow LABELS "flow;tsan")

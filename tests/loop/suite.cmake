@@ -1,1 +1,1 @@
-rath_add_test_suite(loop LABELS "loop")
+rath_add_test_suite(loop LABELS "loop;tsan")
