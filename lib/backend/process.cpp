@@ -1,4 +1,5 @@
 #include "lib/backend/process.hpp"
+#include "lib/core/pyjson.hpp"
 
 #include "lib/core/pyrepr.hpp"
 
@@ -149,35 +150,12 @@ asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid
 }  // namespace
 
 std::string py_float(double v) {
+    // Python repr() of a float: "nan"/"inf" here (messages), the finite layout shared
+    // with the JSON writer.
     if (v != v) return "nan";
     if (v == std::numeric_limits<double>::infinity()) return "inf";
     if (v == -std::numeric_limits<double>::infinity()) return "-inf";
-    // Shortest round-trip digits, laid out the way Python's repr() does: positional
-    // for exponents in [-4, 16), scientific otherwise.
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    std::string sci(buf, r.ptr);
-    auto epos = sci.find('e');
-    int exp = std::stoi(sci.substr(epos + 1));
-    std::string mant = sci.substr(0, epos);
-    bool neg = mant[0] == '-';
-    if (neg) mant.erase(0, 1);
-    std::string digits;
-    for (char c : mant)
-        if (c != '.') digits += c;
-    std::string out;
-    if (exp >= -4 && exp < 16) {
-        if (exp < 0) {
-            out = "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
-        } else if (static_cast<std::size_t>(exp + 1) >= digits.size()) {
-            out = digits + std::string(static_cast<std::size_t>(exp + 1) - digits.size(), '0') + ".0";
-        } else {
-            out = digits.substr(0, static_cast<std::size_t>(exp + 1)) + "." + digits.substr(static_cast<std::size_t>(exp + 1));
-        }
-    } else {
-        out = sci.substr(neg ? 1 : 0);
-    }
-    return neg ? "-" + out : out;
+    return rath::detail::pyfloat_repr(v);
 }
 
 std::string timeout_message(const std::vector<std::string>& argv, double seconds) {
