@@ -1,5 +1,6 @@
 #include <rath/backend/persistence.hpp>
 #include <rath/backend/registry.hpp>
+#include <rath/config/paths.hpp>
 
 #include "lib/backend/process.hpp"
 #include "lib/core/pyrepr.hpp"
@@ -40,24 +41,8 @@ int hexval(char c) {
 }
 
 // llm.md §8.1: $OPENRATH_HOME, else ./.openrath when it is a directory, else ~/.openrath.
-fs::path default_root() {
-    std::error_code ec;
-    if (const char* h = std::getenv("OPENRATH_HOME")) {
-        std::string v = h;
-        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
-        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
-        if (!v.empty()) {
-            if (v == "~" || v.rfind("~/", 0) == 0) {
-                const char* home = std::getenv("HOME");
-                v = std::string(home ? home : "") + v.substr(1);
-            }
-            return fs::weakly_canonical(fs::absolute(v, ec), ec);
-        }
-    }
-    if (fs::is_directory(".openrath", ec)) return fs::canonical(".openrath", ec);
-    const char* home = std::getenv("HOME");
-    return fs::path(home ? home : ".") / ".openrath";
-}
+// The config directory rule (OPENRATH_HOME, ./.openrath, ~/.openrath) lives in one place.
+fs::path default_root() { return rath::config::resolve_config_dir(); }
 
 fs::path base(const Root& root) { return root ? *root : default_root(); }
 
