@@ -242,11 +242,20 @@ boost::asio::awaitable<T> maybe_timeout(boost::asio::awaitable<T> op, std::optio
 }
 }  // namespace
 
+namespace {
+// A non-2xx answer becomes the typed provider error (key scrubbed from the message).
+void throw_if_error_status(const std::string& provider, const net::HttpResponse& resp, const std::string& secret) {
+    if (resp.status >= 200 && resp.status < 300) return;
+    auto info = error_info_from_response(provider, resp);
+    info.message = scrub(std::move(info.message), secret);
+    throw_status_error(std::move(info));
+}
+}  // namespace
+
 boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, net::HttpRequest request,
                                                      std::string provider, std::string secret,
                                                      std::optional<double> timeout_seconds) {
     net::HttpResponse resp;
-    std::exception_ptr failure;
     try {
         resp = co_await maybe_timeout(http.async_request(std::move(request)), timeout_seconds);
     } catch (const net::HttpError& e) {
@@ -254,11 +263,7 @@ boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, net:
     } catch (const rath::async::TimeoutError& e) {
         throw_transport_error(provider, e, secret);
     }
-    if (resp.status < 200 || resp.status >= 300) {
-        auto info = error_info_from_response(provider, resp);
-        info.message = scrub(std::move(info.message), secret);
-        throw_status_error(std::move(info));
-    }
+    throw_if_error_status(provider, resp, secret);
     co_return resp;
 }
 
@@ -273,11 +278,7 @@ boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, net::HttpR
     } catch (const rath::async::TimeoutError& e) {
         throw_transport_error(provider, e, secret);
     }
-    if (resp.status < 200 || resp.status >= 300) {
-        auto info = error_info_from_response(provider, resp);
-        info.message = scrub(std::move(info.message), secret);
-        throw_status_error(std::move(info));
-    }
+    throw_if_error_status(provider, resp, secret);
 }
 
 }  // namespace rath::llm::detail
