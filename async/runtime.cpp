@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
 
 namespace rath::async {
 
@@ -44,10 +47,38 @@ Runtime::Runtime(RuntimeOptions options)
 
 Runtime::~Runtime() { shutdown(); }
 
+namespace {
+std::mutex default_options_mu;
+std::optional<RuntimeOptions> default_options;
+bool default_created = false;
+}  // namespace
+
+void Runtime::configure_default(RuntimeOptions options) {
+    std::lock_guard lk(default_options_mu);
+    if (default_created)
+        throw std::logic_error("Runtime::configure_default: the default runtime is already running");
+    default_options = std::move(options);
+}
+
 Runtime& Runtime::default_runtime() {
     // Constructed on first use; the static's destructor runs at exit, after main's
     // own objects are gone, and drains before shutting down (spec §6.1).
     struct Holder {
+        Holder() : rt(take_options()) {}
+        static RuntimeOptions take_options() {
+            std::lock_guard lk(default_options_mu);
+            default_created = true;
+            RuntimeOptions o = default_options.value_or(RuntimeOptions{});
+            if (!default_options) {
+                // RATH_THREADS sets the io thread count of the default runtime.
+                if (const char* v = std::getenv("RATH_THREADS")) {
+                    char* end = nullptr;
+                    unsigned long n = std::strtoul(v, &end, 10);
+                    if (end != v && *end == '\0' && n > 0 && n <= 1024) o.threads = n;
+                }
+            }
+            return o;
+        }
         Runtime rt;
         ~Holder() {
             if (!rt.is_shut_down()) {

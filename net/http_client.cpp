@@ -178,6 +178,11 @@ public:
         wake_locked(1);
     }
 
+    std::size_t open_count() {
+        std::lock_guard lk(mu_);
+        return open_;
+    }
+
 private:
     // Dead or stale? A readable idle plain-TCP socket means EOF, a reset or stray
     // bytes. On TLS a readable socket may just hold a session ticket, so only EOF and
@@ -596,6 +601,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         auto pool = self->pool_for(t, px);
         const auto deadline = Clock::now() + self->options.total_timeout;
         const auto* sink = on_body ? &on_body : nullptr;
+        self->requests_started.fetch_add(1, std::memory_order_relaxed);
+        self->requests_in_flight.fetch_add(1, std::memory_order_relaxed);
+        struct InFlight {
+            std::atomic<std::uint64_t>& n;
+            ~InFlight() { n.fetch_sub(1, std::memory_order_relaxed); }
+        } in_flight{self->requests_in_flight};
         for (int attempt = 0;; ++attempt) {
             Lease lease = co_await self->acquire(pool, t, deadline, attempt > 0);
             if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
@@ -630,6 +641,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::mutex pools_mu;
     std::unordered_map<std::string, std::shared_ptr<HostPool>> pools;
     std::atomic<std::uint64_t> connections_opened{0}, connections_reused{0}, stale_retries{0};
+    std::atomic<std::uint64_t> requests_started{0}, requests_in_flight{0};
 };
 
 HttpClient::HttpClient(HttpClientOptions options)
@@ -651,8 +663,11 @@ HttpResponse HttpClient::request(HttpRequest request) {
 }
 
 HttpClientStats HttpClient::stats() const {
-    return HttpClientStats{impl_->connections_opened.load(), impl_->connections_reused.load(),
-                           impl_->stale_retries.load()};
+    HttpClientStats s{impl_->connections_opened.load(), impl_->connections_reused.load(),
+                      impl_->stale_retries.load(), impl_->requests_started.load(), impl_->requests_in_flight.load(), 0};
+    std::lock_guard lk(impl_->pools_mu);
+    for (auto& [key, pool] : impl_->pools) s.connections_open += pool->open_count();
+    return s;
 }
 
 const HttpClientOptions& HttpClient::options() const noexcept { return impl_->options; }

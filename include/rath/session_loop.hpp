@@ -27,6 +27,10 @@
 
 namespace rath {
 
+namespace llm {
+class ChatClient;
+}
+
 // The executor protocol (session.md §2.2): how the loop completes a request and runs
 // a tool. The default uses the provider's chat client and the tool layer's dispatch;
 // tests and embedders substitute their own.
@@ -49,6 +53,7 @@ struct LoopOptions {
     llm::Provider provider{};
     std::vector<std::shared_ptr<tool::FlowToolCall>> tools{};  // merged with the six built-ins
     std::shared_ptr<LoopExecutor> executor{};                  // custom executor (no on_event with it)
+    std::shared_ptr<llm::ChatClient> client{};                 // chat client (default: chat_client_for(provider))
     int max_tool_rounds = 64;                                  // bounds LLM calls
     StreamCallback on_event{};                                 // streaming deltas, on a runtime thread
     bool persist = false;                                      // write through the JSONL writer

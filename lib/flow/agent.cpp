@@ -19,6 +19,7 @@ LoopOptions Agent::loop_options() const {
     o.provider = agent_->provider;
     o.tools = options_.tools;
     o.executor = options_.executor;
+    o.client = options_.client;
     o.max_tool_rounds = options_.max_tool_rounds;
     o.on_event = options_.on_event;
     o.persist = options_.persist;

@@ -194,7 +194,10 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         throw std::invalid_argument(
             "on_event with a custom executor is not supported; wire streaming inside your executor's "
             "async_complete instead.");
-    if (!exec) exec = std::make_shared<DefaultExecutor>(llm::chat_client_for(opt.provider), opt.on_event);
+    if (!exec) {
+        std::shared_ptr<llm::ChatClient> client = opt.client ? opt.client : llm::chat_client_for(opt.provider);
+        exec = std::make_shared<DefaultExecutor>(std::move(client), opt.on_event);
+    }
 
     ChunkTable rows = st->user.raw_chunks();
     out.set_raw_chunks(rows);

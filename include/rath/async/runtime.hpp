@@ -54,7 +54,11 @@ public:
     Runtime& operator=(const Runtime&) = delete;
 
     // The process-wide runtime: created on first use, drained and shut down at exit.
+    // Its io thread count is one per core unless configure_default() or the
+    // RATH_THREADS environment variable says otherwise.
     static Runtime& default_runtime();
+    // Options for the default runtime; throws std::logic_error once it has started.
+    static void configure_default(RuntimeOptions options);
 
     executor_type executor() noexcept { return io_.get_executor(); }
     boost::asio::io_context& io_context() noexcept { return io_; }

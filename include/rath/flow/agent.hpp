@@ -24,6 +24,9 @@ struct AgentOptions {
     bool persist = false;
     std::optional<std::filesystem::path> persist_path{};
     std::shared_ptr<LoopExecutor> executor{};  // replaces the chat client (tests, embedders)
+    // The chat client to call (e.g. one built with chat_client_for(provider, {.http = ...})
+    // to set the connection cap); default: chat_client_for(provider) per run.
+    std::shared_ptr<llm::ChatClient> client{};
     async::Runtime* runtime = nullptr;
 };
 

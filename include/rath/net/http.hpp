@@ -60,6 +60,9 @@ struct HttpClientStats {
     std::uint64_t connections_opened = 0;  // TCP connections established (to the target or the proxy)
     std::uint64_t connections_reused = 0;  // requests served on an idle pooled connection
     std::uint64_t stale_retries = 0;       // requests re-sent because a reused connection was dead
+    std::uint64_t requests_started = 0;    // async_request / async_stream calls so far
+    std::uint64_t requests_in_flight = 0;  // started and not finished, including those queued for a connection
+    std::uint64_t connections_open = 0;    // connections currently open (in use or idle in a pool)
 };
 
 class HttpClient {
