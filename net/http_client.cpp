@@ -75,12 +75,13 @@ struct Waiter {
     error_code why;                    // reason when failed (timed_out / operation_aborted)
     std::unique_ptr<Connection> conn;  // granted idle connection (null = permit to open one)
     rath::async::detail::Completion wake;
+    Clock::time_point deadline = Clock::time_point::max();  // fails with timed_out after this
 };
 
 class HostPool : public std::enable_shared_from_this<HostPool> {
 public:
-    HostPool(std::size_t cap, std::chrono::milliseconds idle_timeout, bool tls)
-        : cap_(cap == 0 ? 1 : cap), idle_timeout_(idle_timeout), tls_(tls) {}
+    HostPool(std::size_t cap, std::chrono::milliseconds idle_timeout, bool tls, asio::any_io_executor ex)
+        : cap_(cap == 0 ? 1 : cap), idle_timeout_(idle_timeout), tls_(tls), sweeper_(std::move(ex)) {}
 
     struct Grant {
         std::unique_ptr<Connection> conn;  // null: a permit, the caller opens a connection
@@ -120,6 +121,7 @@ public:
             return Grant{};
         }
         waiters_.push_back(w);
+        arm_locked(w->deadline);
         return std::nullopt;
     }
 
@@ -150,13 +152,10 @@ public:
         return std::nullopt;
     }
 
-    // Deadline or cancellation while queued: ends the wait unless already granted.
+    // Cancellation while queued: ends the wait unless already granted.
     void expire(const std::shared_ptr<Waiter>& w, error_code why) {
         std::lock_guard lk(mu_);
-        if (!w->queued || w->granted || w->failed) return;
-        w->failed = true;
-        w->why = why;
-        if (w->wake) w->wake.post(why);
+        expire_locked(*w, why);
     }
 
     // A connection finished its exchange cleanly and can carry another request.
@@ -184,6 +183,43 @@ public:
     }
 
 private:
+    void expire_locked(Waiter& w, error_code why) {
+        if (!w.queued || w.granted || w.failed) return;
+        w.failed = true;
+        w.why = why;
+        if (w.wake) w.wake.post(why);
+    }
+
+    // Queue deadlines: one timer per pool, armed for the earliest deadline, instead of
+    // one timer per queued request (a fan-out queues thousands). Timer calls happen
+    // under mu_, so they never run concurrently.
+    void arm_locked(Clock::time_point deadline) {
+        if (deadline == Clock::time_point::max()) return;
+        if (armed_ && deadline >= armed_at_) return;
+        armed_ = true;
+        armed_at_ = deadline;
+        sweeper_.expires_at(deadline);
+        sweeper_.async_wait([weak = weak_from_this()](error_code ec) {
+            if (ec) return;  // re-armed or the pool is going away
+            if (auto self = weak.lock()) self->sweep();
+        });
+    }
+
+    void sweep() {
+        std::lock_guard lk(mu_);
+        armed_ = false;
+        const auto now = Clock::now();
+        auto next = Clock::time_point::max();
+        for (const auto& w : waiters_) {
+            if (w->failed) continue;
+            if (w->deadline <= now)
+                expire_locked(*w, asio::error::timed_out);
+            else
+                next = std::min(next, w->deadline);
+        }
+        arm_locked(next);
+    }
+
     // Dead or stale? A readable idle plain-TCP socket means EOF, a reset or stray
     // bytes. On TLS a readable socket may just hold a session ticket, so only EOF and
     // errors count there. One non-blocking peek, never a wait.
@@ -226,6 +262,9 @@ private:
     std::size_t open_ = 0;  // idle + leased (including ones being opened)
     std::vector<std::unique_ptr<Connection>> idle_;
     std::deque<std::shared_ptr<Waiter>> waiters_;
+    asio::steady_timer sweeper_;
+    bool armed_ = false;
+    Clock::time_point armed_at_{};
 };
 
 // Owns one pool slot for the duration of an exchange; gives it back on every exit.
@@ -273,6 +312,8 @@ bool iequals(std::string_view a, std::string_view b) {
 
 // Names only: header values may be secrets.
 void validate_request(const HttpRequest& r, const std::string& url) {
+    for (const auto& p : r.body_parts)
+        if (!p) throw HttpError(HttpErrorKind::invalid_request, url, "null body part");
     if (r.method.empty() || !std::all_of(r.method.begin(), r.method.end(), is_token_char))
         throw HttpError(HttpErrorKind::invalid_request, url, "invalid method '" + r.method + "'");
     for (const auto& h : r.headers) {
@@ -325,6 +366,20 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         return &*p;
     }
 
+    // Parsed URLs, by URL: an LLM client sends every request to the same few URLs.
+    // Bounded (cleared when full) so a client that sees many URLs does not grow.
+    std::shared_ptr<const detail::Target> target_for(const std::string& url) {
+        {
+            std::lock_guard lk(targets_mu);
+            if (auto it = targets.find(url); it != targets.end()) return it->second;
+        }
+        auto t = std::make_shared<const detail::Target>(detail::parse_target(url));  // throws for a bad URL
+        std::lock_guard lk(targets_mu);
+        if (targets.size() >= 256) targets.clear();
+        targets.emplace(url, t);
+        return t;
+    }
+
     std::shared_ptr<HostPool> pool_for(const detail::Target& t, const detail::Proxy* px) {
         std::string key;
         key.reserve(64);
@@ -332,7 +387,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         if (px) key.append("|").append(px->authority).append(px->authorization.empty() ? "" : "+auth");
         std::lock_guard lk(pools_mu);
         auto& p = pools[key];
-        if (!p) p = std::make_shared<HostPool>(options.max_connections_per_host, options.idle_timeout, t.tls);
+        if (!p) p = std::make_shared<HostPool>(options.max_connections_per_host, options.idle_timeout, t.tls, runtime.executor());
         return p;
     }
 
@@ -368,12 +423,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     asio::awaitable<Lease> acquire(std::shared_ptr<HostPool> pool, const detail::Target& t, Clock::time_point deadline,
                                    bool fresh_only) {
         auto w = std::make_shared<Waiter>();
+        w->deadline = deadline;
         if (auto g = pool->try_acquire(w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
-        // Queued: wait for a grant, bounded by the total deadline.
-        asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
-        timer.async_wait([pool, w](error_code ec) {
-            if (!ec) pool->expire(w, asio::error::timed_out);
-        });
+        // Queued: wait for a grant; the pool fails the wait at the total deadline.
         auto token = asio::as_tuple(asio::use_awaitable);
         auto [ec] = co_await asio::async_initiate<decltype(token), void(error_code)>(
             [&pool, &w](auto handler) {
@@ -383,7 +435,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 pool->wait(w, std::move(handler));
             },
             token);
-        timer.cancel();
         if (auto g = pool->take(w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
         if (ec == asio::error::operation_aborted)
             throw rath::async::CancelledError("HTTP request cancelled while queued for a connection");
@@ -495,8 +546,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         }
         if (!has_host) head.append("Host: ").append(t.authority).append("\r\n");
         if (!has_ua && !options.user_agent.empty()) head.append("User-Agent: ").append(options.user_agent).append("\r\n");
-        if (!r.body.empty() || method_has_body(r.method))
-            head.append("Content-Length: ").append(std::to_string(r.body.size())).append("\r\n");
+        const std::size_t body_size = r.body_size();
+        if (body_size > 0 || method_has_body(r.method))
+            head.append("Content-Length: ").append(std::to_string(body_size)).append("\r\n");
         if (px && !t.tls && !px->authorization.empty())
             head.append("Proxy-Authorization: ").append(px->authorization).append("\r\n");
         head.append("\r\n");
@@ -522,8 +574,22 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             }
         };
         tcp.expires_at(expiry(deadline, options.read_timeout));
-        const std::array<asio::const_buffer, 2> out{asio::buffer(c.head), asio::buffer(r.body)};
-        auto [wec, wn] = co_await asio::async_write(s, out, tuple_awaitable);
+        // head, body and up to four shared parts in one gathered write (more parts: a list).
+        std::array<asio::const_buffer, 6> fixed{asio::buffer(c.head), asio::buffer(r.body)};
+        std::vector<asio::const_buffer> many;
+        if (r.body_parts.size() <= 4) {
+            for (std::size_t i = 0; i < r.body_parts.size(); ++i) fixed[2 + i] = asio::buffer(*r.body_parts[i]);
+        } else {
+            many.assign(fixed.begin(), fixed.begin() + 2);
+            for (const auto& p : r.body_parts) many.push_back(asio::buffer(*p));
+        }
+        // Two statements, not `?:` around two co_awaits (GCC 12 evaluates both arms).
+        std::tuple<error_code, std::size_t> written;
+        if (many.empty())
+            written = co_await asio::async_write(s, fixed, tuple_awaitable);
+        else
+            written = co_await asio::async_write(s, many, tuple_awaitable);
+        auto [wec, wn] = written;
         if (wec) {
             x.any_byte = c.buffer.size() > 0;
             io_fail(wec, "sending request");
@@ -593,14 +659,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         }
     }
 
-    static asio::awaitable<HttpResponse> run(std::shared_ptr<Impl> self, HttpRequest r,
-                                             std::function<void(std::string_view)> on_body) {
-        const detail::Target t = detail::parse_target(r.url);
+    // `r` and `sink` are borrowed: the callers below keep them alive until this
+    // coroutine finishes.
+    static asio::awaitable<HttpResponse> run(std::shared_ptr<Impl> self, const HttpRequest& r,
+                                             const std::function<void(std::string_view)>* sink) {
+        const std::shared_ptr<const detail::Target> target = self->target_for(r.url);
+        const detail::Target& t = *target;
         validate_request(r, t.redacted);
         const detail::Proxy* px = self->proxy_for(t);
         auto pool = self->pool_for(t, px);
         const auto deadline = Clock::now() + self->options.total_timeout;
-        const auto* sink = on_body ? &on_body : nullptr;
         self->requests_started.fetch_add(1, std::memory_order_relaxed);
         self->requests_in_flight.fetch_add(1, std::memory_order_relaxed);
         struct InFlight {
@@ -642,7 +710,24 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::unordered_map<std::string, std::shared_ptr<HostPool>> pools;
     std::atomic<std::uint64_t> connections_opened{0}, connections_reused{0}, stale_retries{0};
     std::atomic<std::uint64_t> requests_started{0}, requests_in_flight{0};
+    std::mutex targets_mu;
+    std::unordered_map<std::string, std::shared_ptr<const detail::Target>> targets;
 };
+
+std::size_t HttpRequest::body_size() const noexcept {
+    std::size_t n = body.size();
+    for (const auto& p : body_parts) n += p ? p->size() : 0;
+    return n;
+}
+
+std::string HttpRequest::full_body() const {
+    std::string out;
+    out.reserve(body_size());
+    out += body;
+    for (const auto& p : body_parts)
+        if (p) out += *p;
+    return out;
+}
 
 HttpClient::HttpClient(HttpClientOptions options)
     : HttpClient(rath::async::Runtime::default_runtime(), std::move(options)) {}
@@ -651,11 +736,25 @@ HttpClient::HttpClient(rath::async::Runtime& runtime, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(runtime, std::move(options))) {}
 
 asio::awaitable<HttpResponse> HttpClient::async_request(HttpRequest request) {
-    return Impl::run(impl_, std::move(request), {});
+    auto self = impl_;
+    co_return co_await Impl::run(std::move(self), request, nullptr);  // `request` lives in this frame
 }
 
 asio::awaitable<HttpResponse> HttpClient::async_stream(HttpRequest request, std::function<void(std::string_view)> on_body) {
-    return Impl::run(impl_, std::move(request), std::move(on_body));
+    auto self = impl_;
+    const auto* sink = on_body ? &on_body : nullptr;
+    co_return co_await Impl::run(std::move(self), request, sink);
+}
+
+asio::awaitable<HttpResponse> HttpClient::async_request_view(const HttpRequest& request) {
+    return Impl::run(impl_, request, nullptr);
+}
+
+asio::awaitable<HttpResponse> HttpClient::async_stream_view(const HttpRequest& request,
+                                                            std::function<void(std::string_view)> on_body) {
+    auto self = impl_;
+    const auto* sink = on_body ? &on_body : nullptr;
+    co_return co_await Impl::run(std::move(self), request, sink);  // `on_body` lives in this frame
 }
 
 HttpResponse HttpClient::request(HttpRequest request) {

@@ -73,7 +73,7 @@ boost::asio::awaitable<Session> async_run_session_loop(Session user, Session age
 // Builds the request the loop sends for `messages` (session.md §2.3
 // provider_into_chat_request): the provider's model and sampling fields, the tools,
 // and tool_choice (the provider's, else `default_tool_choice`).
-llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::optional<std::vector<llm::FunctionTool>> tools,
+llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::optional<llm::ToolList> tools,
                                    const llm::Provider& provider, std::optional<std::string> default_tool_choice);
 
 }  // namespace rath

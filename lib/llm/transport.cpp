@@ -252,12 +252,12 @@ void throw_if_error_status(const std::string& provider, const net::HttpResponse&
 }
 }  // namespace
 
-boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, net::HttpRequest request,
+boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, const net::HttpRequest& request,
                                                      std::string provider, std::string secret,
                                                      std::optional<double> timeout_seconds) {
     net::HttpResponse resp;
     try {
-        resp = co_await maybe_timeout(http.async_request(std::move(request)), timeout_seconds);
+        resp = co_await maybe_timeout(http.async_request_view(request), timeout_seconds);
     } catch (const net::HttpError& e) {
         throw_transport_error(provider, e, secret);
     } catch (const rath::async::TimeoutError& e) {
@@ -267,12 +267,12 @@ boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, net:
     co_return resp;
 }
 
-boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, net::HttpRequest request, std::string provider,
+boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request, std::string provider,
                                                std::string secret, std::optional<double> timeout_seconds,
                                                std::function<void(std::string_view)> on_body) {
     net::HttpResponse resp;
     try {
-        resp = co_await maybe_timeout(http.async_stream(std::move(request), std::move(on_body)), timeout_seconds);
+        resp = co_await maybe_timeout(http.async_stream_view(request, std::move(on_body)), timeout_seconds);
     } catch (const net::HttpError& e) {
         throw_transport_error(provider, e, secret);
     } catch (const rath::async::TimeoutError& e) {

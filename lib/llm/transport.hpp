@@ -54,13 +54,14 @@ RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options);
 
 // Sends one request, mapping transport failures and non-2xx statuses to typed errors.
-boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, net::HttpRequest request,
+// `request` is borrowed (callers keep it for retries): it must outlive the operation.
+boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, const net::HttpRequest& request,
                                                      std::string provider, std::string secret,
                                                      std::optional<double> timeout_seconds);
 
 // A stream exchange: bytes go to `on_body`; throws typed errors. Errors thrown
 // after `delivered` became non-zero are marked non-retryable by the caller.
-boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, net::HttpRequest request, std::string provider,
+boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request, std::string provider,
                                                std::string secret, std::optional<double> timeout_seconds,
                                                std::function<void(std::string_view)> on_body);
 

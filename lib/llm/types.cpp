@@ -40,7 +40,12 @@ std::optional<FinishReason> finish_reason_from_string(std::string_view s) noexce
 
 ParsedArguments parse_tool_arguments(std::string_view s) {
     if (s.empty()) return {};
-    simdjson::dom::parser parser;
+    thread_local simdjson::dom::parser parser;  // reused across calls on this thread
+    struct Trim {
+        ~Trim() {
+            if (parser.capacity() > (std::size_t{1} << 20)) parser = simdjson::dom::parser{};
+        }
+    } trim;
     simdjson::dom::element e;
     if (parser.parse(s.data(), s.size(), true).get(e) != simdjson::SUCCESS) return {.parse_error = true};
     if (!e.is_object()) return {.parse_error = true};

@@ -23,7 +23,9 @@
 #include <boost/json.hpp>
 
 #include <cstdio>
+#include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace rath {
@@ -58,12 +60,14 @@ public:
     DefaultExecutor(std::shared_ptr<llm::ChatClient> client, StreamCallback on_event)
         : client_(std::move(client)), on_event_(std::move(on_event)) {}
 
+    // Not a coroutine: the client's awaitable is handed straight to the loop, so a
+    // parked session carries no extra frame here.
     asio::awaitable<llm::ChatResponse> async_complete(llm::ChatRequest request) override {
-        if (!on_event_) co_return co_await client_->async_complete(std::move(request));
+        if (!on_event_) return client_->async_complete(std::move(request));
         if (!client_->supports_streaming())
             throw ProviderConfigError("on_event requires an async streaming client; provider_kind='" +
                                            std::string(client_->kind()) + "' does not expose async_stream");
-        co_return co_await client_->async_stream(std::move(request), on_event_);
+        return client_->async_stream(std::move(request), on_event_);
     }
 
 private:
@@ -161,6 +165,35 @@ asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, con
                                               R"("message": "tool result missing after dispatch"})"));
 }
 
+// The schemas of a tool table as one shared list, so that every session of an agent
+// sends the same ToolList (its wire encoding is then built once, not per request).
+// Keyed by the identity of the tools in the table; a tool's name, description and
+// parameters are read when its table is first seen. Entries whose tools are gone are
+// dropped; at most 64 tables are kept.
+llm::ToolList shared_schemas(const tool::ToolTable& table) {
+    struct Entry {
+        std::vector<std::weak_ptr<tool::FlowToolCall>> tools;
+        std::vector<const tool::FlowToolCall*> ids;
+        llm::ToolList list;
+    };
+    static std::mutex mu;
+    static std::vector<Entry> cache;
+    std::vector<const tool::FlowToolCall*> ids;
+    ids.reserve(table.tools().size());
+    for (const auto& t : table.tools()) ids.push_back(t.get());
+    std::lock_guard lk(mu);
+    std::erase_if(cache, [](const Entry& e) {
+        return std::any_of(e.tools.begin(), e.tools.end(), [](const auto& w) { return w.expired(); });
+    });
+    for (const auto& e : cache)
+        if (e.ids == ids) return e.list;
+    if (cache.size() >= 64) cache.erase(cache.begin());
+    Entry e{{}, ids, llm::ToolList(tool::tools_to_schemas(table))};
+    for (const auto& t : table.tools()) e.tools.push_back(t);
+    cache.push_back(e);
+    return cache.back().list;
+}
+
 // Fires once, on the first crossing of the cap (§2.7).
 void check_budget(const Session& out, const llm::Provider& provider, std::int64_t prev,
                   const llm::TokenUsage& cumulative) {
@@ -215,8 +248,9 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         if (writer)
             for (std::size_t i = 0; i < rows.size(); ++i) co_await writer->async_enqueue_chunk(i, rows[i]);
 
-        std::vector<llm::FunctionTool> schemas = exec->tool_schemas();
-        if (schemas.empty()) schemas = tool::tools_to_schemas(table);
+        std::vector<llm::FunctionTool> custom_schemas = exec->tool_schemas();
+        const llm::ToolList schemas =
+            custom_schemas.empty() ? shared_schemas(table) : llm::ToolList(std::move(custom_schemas));
         const std::vector<llm::Message> head = chunk_table_to_messages(st->agent.raw_chunks());
         std::vector<llm::Message> convo = chunk_table_to_messages(rows);
 
@@ -313,7 +347,7 @@ asio::awaitable<std::string> LoopExecutor::async_dispatch_tool(Session out, std:
     co_return std::move(r.content);
 }
 
-llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::optional<std::vector<llm::FunctionTool>> tools,
+llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::optional<llm::ToolList> tools,
                                    const llm::Provider& provider, std::optional<std::string> default_tool_choice) {
     llm::ChatRequest req;
     req.messages = std::move(messages);

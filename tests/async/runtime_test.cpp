@@ -3,6 +3,7 @@
 #include <rath/async/runtime.hpp>
 #include <rath/async/task_group.hpp>
 
+#include <stdexcept>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -208,4 +209,9 @@ TEST_CASE("the default runtime is a process-wide singleton") {
     CHECK(rath::async::block_on([]() -> asio::awaitable<int> { co_return 3; }()) == 3);
 }
 
+}
+
+TEST_CASE("the default runtime cannot be reconfigured once it runs") {
+    rath::async::Runtime::default_runtime();
+    CHECK_THROWS_AS(rath::async::Runtime::configure_default({.threads = 1}), std::logic_error);
 }

@@ -307,3 +307,43 @@ TEST_CASE("undecodable chunk data is a typed format error") {
     openai::ChunkMapper m;
     CHECK_THROWS_AS(m.on_event("", "{not json", [](StreamDelta) {}), rath::ResponseFormatError);
 }
+
+TEST_CASE("the body in parts is byte for byte the serialized body object") {
+    auto params = json::parse(R"({"type":"object","properties":{"t":{"type":"string"}},"additionalProperties":false})").as_object();
+    ToolList tools(std::vector<FunctionTool>{{.name = "wc", .parameters = params, .description = "count"},
+                                             {.name = "zz", .parameters = {}, .strict = true}});
+    json::object call{{"id", "c1"}, {"type", "function"}, {"function", {{"name", "wc"}, {"arguments", "{}"}}}};
+    std::vector<ChatRequest> cases;
+    cases.push_back({.messages = {Message::system("sys \"quoted\"\n"), Message::user("héllo")}, .tools = tools,
+                     .tool_choice = json::value("auto")});
+    cases.push_back({.messages = {Message::user("no tools")}, .temperature = 0.5});
+    cases.push_back({.messages = {Message::user("q"),
+                                  Message{.role = "assistant", .content = std::nullopt, .tool_calls = std::vector{call}},
+                                  Message::tool_result("c1", "3")},
+                     .tools = tools});
+    // An extra arg that replaces a head key falls back to one merged object.
+    cases.push_back({.messages = {Message::user("q")}, .tools = tools,
+                     .extra_create_args = {{"model", "override"}, {"tools", json::array{}}, {"foo", 1}}});
+    for (bool stream : {false, true}) {
+        for (const auto& r : cases) {
+            auto whole = json::serialize(openai::build_chat_body(r, "m", stream));
+            auto parts = openai::build_chat_body_parts(r, "m", stream);
+            std::string joined = parts.head;
+            for (const auto& p : parts.parts) joined += *p;
+            CHECK(joined == whole);
+            CHECK(openai::build_chat_body_text(r, "m", stream) == whole);
+        }
+    }
+}
+
+TEST_CASE("requests that share a tool list share its encoding") {
+    ToolList tools(std::vector<FunctionTool>{{.name = "a", .parameters = json::object{{"type", "object"}}}});
+    ChatRequest r1{.messages = {Message::user("1")}, .tools = tools};
+    ChatRequest r2{.messages = {Message::user("2")}, .tools = tools};
+    auto p1 = openai::build_chat_body_parts(r1, "m", false);
+    auto p2 = openai::build_chat_body_parts(r2, "m", false);
+    REQUIRE(p1.parts.size() == 2);
+    REQUIRE(p2.parts.size() == 2);
+    CHECK(p1.parts[0].get() == p2.parts[0].get());  // one string, not a copy per request
+    CHECK(*p1.parts[0] == R"([{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}])");
+}

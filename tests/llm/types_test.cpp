@@ -2,7 +2,10 @@
 #include <rath/llm/error.hpp>
 #include <rath/llm/response.hpp>
 #include <rath/llm/stream_accumulator.hpp>
+#include <rath/llm/tool_list.hpp>
 #include <rath/llm/usage.hpp>
+
+#include <stdexcept>
 
 #include <doctest/doctest.h>
 
@@ -137,4 +140,43 @@ TEST_CASE("accumulator collects reasoning separately and marks failed streams") 
     CHECK(r.choices[0].message.reasoning_content == "think more");
     CHECK(r.choices[0].message.content == "answer");
     CHECK(r.choices[0].finish_reason == FinishReason::error);
+}
+
+TEST_CASE("a tool list is shared by its copies and encodes once") {
+    rath::llm::ToolList a(std::vector<rath::llm::FunctionTool>{{.name = "x"}, {.name = "y"}});
+    rath::llm::ToolList b = a;
+    CHECK(&a.tools() == &b.tools());
+    CHECK(b.size() == 2);
+    CHECK(b[1].name == "y");
+    int calls = 0;
+    auto make = [&](const std::vector<rath::llm::FunctionTool>& v) {
+        ++calls;
+        return std::to_string(v.size());
+    };
+    CHECK(a.encoded(rath::llm::ToolList::Encoding::openai, make) == "2");
+    CHECK(b.encoded(rath::llm::ToolList::Encoding::openai, make) == "2");
+    CHECK(calls == 1);
+    std::shared_ptr<const std::string> kept;
+    {
+        rath::llm::ToolList c(std::vector<rath::llm::FunctionTool>{{.name = "z"}});
+        kept = c.encoded_shared(rath::llm::ToolList::Encoding::anthropic, make);
+    }
+    CHECK(*kept == "1");  // outlives the list it came from
+    rath::llm::ToolList empty;
+    CHECK(empty.empty());
+}
+
+TEST_CASE("a raw payload keeps its text and decodes on first read") {
+    rath::llm::RawJson none;
+    CHECK_FALSE(none.has_value());
+    CHECK_THROWS_AS(none.value(), std::logic_error);
+    rath::llm::RawJson raw(std::string(R"({"id":"x","n":[1,2]})"));
+    CHECK(raw.has_value());
+    CHECK(raw.text() == R"({"id":"x","n":[1,2]})");
+    CHECK(raw->at("id").as_string() == "x");
+    CHECK((*raw).at("n").as_array().size() == 2);
+    rath::llm::RawJson built(boost::json::value{{"k", 1}});
+    CHECK(built.text() == R"({"k":1})");
+    rath::llm::RawJson bad(std::string("{not json"));
+    CHECK_THROWS(bad.value());
 }

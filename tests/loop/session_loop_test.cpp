@@ -413,3 +413,27 @@ TEST_CASE("the coroutine form returns the finished session") {
 }
 
 }
+
+TEST_CASE("a chat client given in the options is used instead of the provider's") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("from the injected client", loop_test::usage(1, 1)));
+    s.client->push(loop_test::text("second run", loop_test::usage(1, 1)));
+    // A provider that could never be reached: the injected client answers instead.
+    rath::llm::Provider unreachable;
+    unreachable.base_url = "http://127.0.0.1:1/v1";
+    unreachable.api_key = "sk-unused";
+    unreachable.model = "m";
+    auto agent = agent_session();
+    Session out = rath::run_session_loop(Session::from_user_message("hi"), agent,
+                                         {.provider = unreachable, .client = s.client});
+    CHECK(out.text() == std::optional<std::string>("from the injected client"));
+    Session out2 = rath::run_session_loop(Session::from_user_message("again"), agent,
+                                          {.provider = unreachable, .client = s.client});
+    CHECK(out2.text() == std::optional<std::string>("second run"));
+    // Loops over the same tools send one shared tool list, not a copy each.
+    auto reqs = s.client->requests();
+    REQUIRE(reqs.size() == 2);
+    REQUIRE(reqs[0].tools);
+    REQUIRE(reqs[1].tools);
+    CHECK(&reqs[0].tools->tools() == &reqs[1].tools->tools());
+}

@@ -372,3 +372,67 @@ TEST_CASE("the sync facade refuses to block a runtime thread") {
     };
     CHECK(rath::async::block_on(runtime(), op()));
 }
+
+TEST_CASE("requests queued beyond the pool cap fail at the total deadline without waiting for the server") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        co_await c.sleep(std::chrono::milliseconds(1500));
+        co_return co_await c.write(response(200, req.body()));
+    });
+    HttpClient client(runtime(), {.total_timeout = std::chrono::milliseconds(400), .max_connections_per_host = 1});
+    auto attempt = [&](int i) -> asio::awaitable<std::string> {
+        try {
+            HttpRequest req{.url = server.url(), .body = std::to_string(i)};  // named: GCC 12 co_await rule
+            co_await client.async_request(std::move(req));
+            co_return std::string("no error");
+        } catch (const HttpError& e) {
+            co_return std::string(e.kind() == HttpErrorKind::timeout ? "timeout: " : "other: ") + e.what();
+        }
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    rath::async::TaskGroup<std::string> group(runtime());
+    for (int i = 0; i < 3; ++i) group.spawn(attempt(i));
+    auto messages = group.join();
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    CHECK(elapsed < std::chrono::milliseconds(1400));
+    int queued = 0;
+    for (const auto& m : messages) {
+        CHECK(m.rfind("timeout: ", 0) == 0);
+        if (m.find("waiting for a pooled connection") != std::string::npos) ++queued;
+    }
+    CHECK(queued >= 1);
+    CHECK(client.stats().requests_in_flight == 0);
+}
+
+TEST_CASE("body parts are sent after the body without copies and counted in Content-Length") {
+    TestServer server(echo);
+    HttpClient client(runtime());
+    HttpRequest req{.url = server.url("/p"), .body = "{\"a\":"};
+    auto shared = std::make_shared<const std::string>("[1,2,3]");
+    req.body_parts = {shared, std::make_shared<const std::string>("}")};
+    CHECK(req.body_size() == 13);
+    CHECK(req.full_body() == R"({"a":[1,2,3]})");
+    auto resp = client.request(req);
+    auto o = boost::json::parse(resp.body).as_object();
+    CHECK(o["body"] == R"({"a":[1,2,3]})");
+    CHECK(o["headers"].as_object()["Content-Length"] == "13");
+    // More parts than the gathered write's fixed slots.
+    HttpRequest many{.url = server.url("/p"), .body = "x"};
+    for (int i = 0; i < 7; ++i) many.body_parts.push_back(std::make_shared<const std::string>(std::to_string(i)));
+    auto r2 = boost::json::parse(client.request(many).body).as_object();
+    CHECK(r2["body"] == "x0123456");
+    HttpRequest bad{.url = server.url("/p"), .body = "x"};
+    bad.body_parts.push_back(nullptr);
+    auto e = expect_error(client, bad);
+    CHECK(e.kind() == HttpErrorKind::invalid_request);
+}
+
+TEST_CASE("stats count requests in flight and open connections") {
+    TestServer server(echo);
+    HttpClient client(runtime(), {.max_connections_per_host = 4});
+    CHECK(client.stats().requests_started == 0);
+    for (int i = 0; i < 3; ++i) client.request({.method = "GET", .url = server.url()});
+    auto s = client.stats();
+    CHECK(s.requests_started == 3);
+    CHECK(s.requests_in_flight == 0);
+    CHECK(s.connections_open == 1);  // kept alive in the pool
+}

@@ -1,6 +1,7 @@
 #pragma once
 // A provider-neutral chat request. Unset fields are omitted from the wire body.
 #include <rath/llm/message.hpp>
+#include <rath/llm/tool_list.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -19,7 +20,7 @@ using StopSequences = std::variant<std::string, std::vector<std::string>>;
 struct ChatRequest {
     std::vector<Message> messages{};
     std::optional<std::string> model{};  // unset: the client's default-model chain
-    std::optional<std::vector<FunctionTool>> tools{};
+    std::optional<ToolList> tools{};  // shared and immutable: copying a request is cheap
     std::optional<boost::json::value> tool_choice{};  // "auto" | "none" | "required" | object
     std::optional<bool> parallel_tool_calls{};
     std::optional<boost::json::object> response_format{};

@@ -2,6 +2,7 @@
 // The normalised (OpenAI Chat shaped) result of a completion.
 #include <rath/llm/usage.hpp>
 
+#include <rath/llm/raw_json.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -67,7 +68,7 @@ struct ChatResponse {
     std::optional<std::string> service_tier{};
     std::optional<std::string> system_fingerprint{};
     std::optional<TokenUsage> usage{};
-    std::optional<boost::json::value> raw{};  // full decoded vendor payload
+    RawJson raw{};  // full vendor payload, decoded on first read
     static constexpr std::string_view object_type = "chat.completion";
 
     // choices[0]; throws rath::llm::IndexError ("ChatResponse has no choices") when empty.

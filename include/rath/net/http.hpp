@@ -31,6 +31,14 @@ struct HttpRequest {
     std::string url;  // http:// or https://, optional port, IPv6 literals in brackets
     std::vector<HttpHeader> headers{};  // Host, User-Agent and Content-Length are added unless given
     std::string body{};
+    // Sent after `body`, in order, without being copied: shared immutable pieces such
+    // as a constant JSON tail that thousands of requests carry. Content-Length covers
+    // body and parts.
+    std::vector<std::shared_ptr<const std::string>> body_parts{};
+
+    std::size_t body_size() const noexcept;
+    // body followed by every part (for logs and tests).
+    std::string full_body() const;
 };
 
 struct HttpResponse {
@@ -80,6 +88,13 @@ public:
     // to abort the stream (the exception propagates; the connection is discarded).
     boost::asio::awaitable<HttpResponse> async_stream(HttpRequest request,
                                                       std::function<void(std::string_view)> on_body);
+
+    // The same operations on a borrowed request (no copy): `request` must outlive the
+    // awaited operation — co_await the result at once. Retry loops use these to keep
+    // one request for every attempt.
+    boost::asio::awaitable<HttpResponse> async_request_view(const HttpRequest& request);
+    boost::asio::awaitable<HttpResponse> async_stream_view(const HttpRequest& request,
+                                                           std::function<void(std::string_view)> on_body);
 
     // Sync facade (block_on on the client's runtime); not callable from a runtime thread.
     HttpResponse request(HttpRequest request);

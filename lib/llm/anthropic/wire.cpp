@@ -149,7 +149,12 @@ FinishReason map_stop_reason(std::string_view s) {
 }
 
 ChatResponse parse_messages_response(std::string_view body) {
-    dom::parser parser;
+    thread_local dom::parser parser;  // reused: a parser allocates its buffers on first use
+    struct Trim {
+        ~Trim() {
+            if (parser.capacity() > (std::size_t{1} << 20)) parser = dom::parser{};  // don't keep a huge one
+        }
+    } trim;
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
         throw ResponseFormatError(ProviderErrorInfo{.provider = "anthropic",
@@ -165,7 +170,7 @@ ChatResponse parse_messages_response(std::string_view body) {
         throw StreamError(std::move(info));
     }
     ChatResponse r;
-    r.raw = to_boost(root);
+    r.raw = RawJson(std::string(body));
     ChatChoice ch;
     std::vector<std::string> texts;
     std::string reasoning;

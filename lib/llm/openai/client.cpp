@@ -89,7 +89,7 @@ std::string OpenAIChatClient::chat_url(const std::string& model) const {
 
 namespace {
 net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url, const std::string& key,
-                              const boost::json::object& body, detail::TransportExtras& extras, bool stream) {
+                              openai::ChatBodyParts body, detail::TransportExtras& extras, bool stream) {
     net::HttpRequest req;
     req.method = "POST";
     req.url = url;
@@ -107,7 +107,8 @@ net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url,
     if (auto org = env_value("OPENAI_ORG_ID")) req.headers.push_back({"OpenAI-Organization", *org});
     if (auto proj = env_value("OPENAI_PROJECT_ID")) req.headers.push_back({"OpenAI-Project", *proj});
     for (auto& h : extras.headers) set_header(req.headers, h.name, h.value);
-    req.body = boost::json::serialize(body);
+    req.body = std::move(body.head);
+    req.body_parts = std::move(body.parts);
     return req;
 }
 }  // namespace
@@ -115,8 +116,9 @@ net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url,
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatRequest request) {
     const std::string model = resolve_model(request);
     detail::TransportExtras extras;
-    auto body = openai::build_chat_body(request, model, false, &extras);
-    net::HttpRequest req = make_request(*this, chat_url(model), api_key_, body, extras, false);
+    openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, false, &extras);
+    request = ChatRequest{};  // the body has everything: don't keep the messages while parked
+    net::HttpRequest req = make_request(*this, chat_url(model), api_key_, std::move(body), extras, false);
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
     auto timeout = extras.timeout_seconds;
     co_return co_await async_retry_with_backoff<ChatResponse>(
@@ -130,10 +132,11 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatReques
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
     const std::string model = resolve_model(request);
     detail::TransportExtras extras;
-    auto body = openai::build_chat_body(request, model, true, &extras);
+    openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, true, &extras);
+    request = ChatRequest{};  // the body has everything: don't keep the messages while parked
     detail::StreamCall call;
     call.http = http_.get();
-    call.request = make_request(*this, chat_url(model), api_key_, body, extras, true);
+    call.request = make_request(*this, chat_url(model), api_key_, std::move(body), extras, true);
     call.provider = "openai";
     call.secret = api_key_;
     call.timeout_seconds = extras.timeout_seconds;

@@ -39,39 +39,50 @@ json::value stop_value(const StopSequences& s) {
 
 }  // namespace
 
-json::object build_chat_body(const ChatRequest& r, const std::string& model, bool stream,
-                             detail::TransportExtras* transport) {
-    json::object body;
+namespace {
+
+// {"model", "messages"}: the head of every body. `sp` is where its nodes live.
+json::object build_head(const ChatRequest& r, const std::string& model, json::storage_ptr sp = {}) {
+    json::object body(sp);
     body["model"] = model;
-    json::array msgs;
+    json::array msgs(sp);
+    msgs.reserve(r.messages.size());
     for (const auto& m : r.messages) {
-        json::object o;
+        json::object o(sp);
         o["role"] = m.role;
         if (m.content) o["content"] = *m.content;
         if (m.name) o["name"] = *m.name;
         if (m.tool_call_id) o["tool_call_id"] = *m.tool_call_id;
         if (m.tool_calls) {
-            json::array calls;
+            json::array calls(sp);
             for (const auto& c : *m.tool_calls) calls.emplace_back(c);
             o["tool_calls"] = std::move(calls);
         }
         msgs.emplace_back(std::move(o));
     }
     body["messages"] = std::move(msgs);
-    if (r.tools) {
-        json::array tools;
-        for (const auto& t : *r.tools) {
-            json::object fn;
-            fn["name"] = t.name;
-            json::value params = t.parameters;
-            strip_additional_properties(params);
-            fn["parameters"] = std::move(params);
-            if (t.description) fn["description"] = *t.description;
-            if (t.strict) fn["strict"] = *t.strict;
-            tools.emplace_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
-        }
-        body["tools"] = std::move(tools);
+    return body;
+}
+
+json::array build_tools(const std::vector<FunctionTool>& list) {
+    json::array tools;
+    for (const auto& t : list) {
+        json::object fn;
+        fn["name"] = t.name;
+        json::value params = t.parameters;
+        strip_additional_properties(params);
+        fn["parameters"] = std::move(params);
+        if (t.description) fn["description"] = *t.description;
+        if (t.strict) fn["strict"] = *t.strict;
+        tools.emplace_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
     }
+    return tools;
+}
+
+// Every key after "tools", the extra create args merged last (they win).
+json::object build_tail(const ChatRequest& r, bool stream, detail::TransportExtras* transport,
+                        json::storage_ptr sp = {}) {
+    json::object body(sp);
     if (r.tool_choice) body["tool_choice"] = *r.tool_choice;
     if (r.parallel_tool_calls) body["parallel_tool_calls"] = *r.parallel_tool_calls;
     if (r.response_format) body["response_format"] = *r.response_format;
@@ -105,9 +116,63 @@ json::object build_chat_body(const ChatRequest& r, const std::string& model, boo
     for (auto& kv : extras) body[kv.key()] = kv.value();
     for (auto& kv : t.body) body[kv.key()] = kv.value();
     body["stream"] = stream;
-    if (stream && !user_stream_options) body["stream_options"] = json::object{{"include_usage", true}};
+    if (stream && !user_stream_options) body["stream_options"] = json::object({{"include_usage", true}}, sp);
     if (transport) *transport = std::move(t);
     return body;
+}
+
+bool overrides_head(const json::object& tail) {
+    return tail.contains("model") || tail.contains("messages") || tail.contains("tools");
+}
+
+}  // namespace
+
+json::object build_chat_body(const ChatRequest& r, const std::string& model, bool stream,
+                             detail::TransportExtras* transport) {
+    json::object body = build_head(r, model);
+    if (r.tools) body["tools"] = build_tools(r.tools->tools());
+    for (auto& kv : build_tail(r, stream, transport)) body[kv.key()] = kv.value();
+    return body;
+}
+
+ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& model, bool stream,
+                                    detail::TransportExtras* transport) {
+    // Every node of the two objects lives in one arena, released at once: a body is
+    // built, serialized and dropped, so per-node heap allocations would be pure cost.
+    unsigned char first_block[4096];
+    json::monotonic_resource arena(first_block, sizeof first_block);
+    json::storage_ptr sp(&arena);
+    json::object tail = build_tail(r, stream, transport, sp);
+    json::object head = build_head(r, model, sp);
+    ChatBodyParts out;
+    if (overrides_head(tail)) {
+        // An extra arg replaces a head key in place: let the object do the merge.
+        if (r.tools) head["tools"] = build_tools(r.tools->tools());
+        for (auto& kv : tail) head[kv.key()] = kv.value();
+        out.head = json::serialize(head);
+        return out;
+    }
+    // The same bytes as serialize(build_chat_body(...)) in three pieces: the head,
+    // the tool list's cached encoding (shared, never copied), and the tail.
+    out.head = json::serialize(head);
+    out.head.pop_back();  // '}'
+    if (r.tools) {
+        out.head += ",\"tools\":";
+        out.parts.push_back(r.tools->encoded_shared(
+            ToolList::Encoding::openai, [](const std::vector<FunctionTool>& list) { return json::serialize(build_tools(list)); }));
+    }
+    std::string rest = json::serialize(tail);  // never empty: "stream" is always there
+    rest.front() = ',';
+    out.parts.push_back(std::make_shared<const std::string>(std::move(rest)));
+    return out;
+}
+
+std::string build_chat_body_text(const ChatRequest& r, const std::string& model, bool stream,
+                                 detail::TransportExtras* transport) {
+    ChatBodyParts p = build_chat_body_parts(r, model, stream, transport);
+    std::string out = std::move(p.head);
+    for (const auto& part : p.parts) out += *part;
+    return out;
 }
 
 namespace {
@@ -182,7 +247,12 @@ std::string arguments_text(dom::element e) {
 }  // namespace
 
 ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
-    dom::parser parser;
+    thread_local dom::parser parser;  // reused: a parser allocates its buffers on first use
+    struct Trim {
+        ~Trim() {
+            if (parser.capacity() > (std::size_t{1} << 20)) parser = dom::parser{};  // don't keep a huge one
+        }
+    } trim;
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
         std::string head(body.substr(0, 200));
@@ -194,7 +264,7 @@ ChatResponse parse_chat_response(std::string_view body, std::string_view provide
     if (auto e = field(root, "error"); e && truthy(*e) && !field(root, "choices")) throw_in_band(provider, *e);
 
     ChatResponse r;
-    r.raw = to_boost(root);
+    r.raw = RawJson(std::string(body));
     if (auto choices = array_field(root, "choices")) {
         for (dom::element c : *choices) {
             if (!c.is_object()) continue;

@@ -11,6 +11,7 @@
 #include <simdjson.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,17 @@ namespace rath::llm::openai {
 // Throws ProviderConfigError for stream=true in a non-stream body and for NaN/inf.
 boost::json::object build_chat_body(const ChatRequest& request, const std::string& model, bool stream,
                                     detail::TransportExtras* transport = nullptr);
+// serialize(build_chat_body(...)) as a head plus shared pieces (the ToolList's
+// cached encoding of the tools array, then the rest): concatenated they are the body.
+struct ChatBodyParts {
+    std::string head;
+    std::vector<std::shared_ptr<const std::string>> parts;
+};
+ChatBodyParts build_chat_body_parts(const ChatRequest& request, const std::string& model, bool stream,
+                                    detail::TransportExtras* transport = nullptr);
+// The same bytes in one string.
+std::string build_chat_body_text(const ChatRequest& request, const std::string& model, bool stream,
+                                 detail::TransportExtras* transport = nullptr);
 
 // Removes every object key named "additionalProperties" at any depth.
 void strip_additional_properties(boost::json::value& v);
