@@ -34,6 +34,7 @@
 
 #include <dirent.h>
 #include <malloc.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -64,6 +65,7 @@ struct Options {
     std::size_t connections = 4096;
     int server_threads = 1;
     bool raw = false;
+    bool in_process = false;  // diagnostic: the model answers in process (no HTTP)
     bool park_probe = false;  // internal: this process is the parked-memory probe
     bool run_probe = true;
     double timeout_s = 600;
@@ -100,6 +102,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--connections") o.connections = static_cast<std::size_t>(number(1, 1'000'000));
         else if (a == "--server-threads") o.server_threads = static_cast<int>(number(1, 256));
         else if (a == "--raw") o.raw = true;
+        else if (a == "--in-process") o.in_process = true;
         else if (a == "--park-probe") o.park_probe = true;
         else if (a == "--no-park-probe") o.run_probe = false;
         else if (a == "--timeout-s") o.timeout_s = static_cast<double>(number(1, 86'400));
@@ -143,7 +146,9 @@ long vm_hwm_kb() {
     return 0;
 }
 
-// Samples open descriptors and RSS every 20 ms until stopped.
+// Samples RSS every 20 ms and open descriptors every 100 ms until stopped. Listing
+// /proc/self/fd costs about 1 µs per descriptor, so the sampler's own CPU time is
+// measured and subtracted from the process's.
 class Sampler {
 public:
     Sampler() : thread_([this] { loop(); }) {}
@@ -153,21 +158,28 @@ public:
     }
     long max_fds() const { return max_fds_.load(); }
     long max_rss_kb() const { return max_rss_.load(); }
+    double cpu_s() const { return cpu_s_.load(); }
 
 private:
     void loop() {
-        while (!stop_.load()) {
-            sample();
+        for (int tick = 0; !stop_.load(); ++tick) {
+            sample(tick % 5 == 0);
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
-        sample();
+        sample(true);
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        cpu_s_.store(static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9);
     }
-    void sample() {
-        long f = open_fds();
-        if (f > max_fds_.load()) max_fds_.store(f);
+    void sample(bool fds) {
+        if (fds) {
+            long f = open_fds();
+            if (f > max_fds_.load()) max_fds_.store(f);
+        }
         long r = rath::bench::rss_kb();
         if (r > max_rss_.load()) max_rss_.store(r);
     }
+    std::atomic<double> cpu_s_{0};
     std::atomic<bool> stop_{false};
     std::atomic<long> max_fds_{0}, max_rss_{0};
     std::thread thread_;
@@ -179,6 +191,37 @@ struct WordCountArgs {
     std::string text;
 };
 BOOST_DESCRIBE_STRUCT(WordCountArgs, (), (text))
+
+// --in-process: a LoopExecutor that plays the fake server's workload without HTTP,
+// so the loop, sessions and tool dispatch can be measured on their own.
+class InProcessModel final : public rath::LoopExecutor {
+public:
+    boost::asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest request) override {
+        rath::llm::ChatResponse r;
+        r.id = "chatcmpl-local";
+        r.model = std::string(fo::model);
+        rath::llm::ChatChoice choice;
+        const auto& last = request.messages.back();
+        if (last.role == "user") {
+            rath::llm::ToolCallPart call;
+            call.id = "call_" + std::to_string(++seq_);
+            call.function.name = "word_count";
+            boost::json::object args{{"text", last.content.value_or("")}};
+            call.function.arguments = boost::json::serialize(args);
+            call.function.arguments_parsed = std::move(args);
+            choice.finish_reason = rath::llm::FinishReason::tool_calls;
+            choice.message.tool_calls = std::vector<rath::llm::ToolCallPart>{std::move(call)};
+        } else {
+            choice.message.content = "done: " + last.content.value_or("");
+        }
+        r.choices.push_back(std::move(choice));
+        r.usage = rath::llm::TokenUsage{.prompt_tokens = 10, .completion_tokens = 5, .total_tokens = 15};
+        co_return r;
+    }
+
+private:
+    std::atomic<long> seq_{0};
+};
 
 struct RathSetup {
     std::shared_ptr<rath::net::HttpClient> http;
@@ -205,6 +248,7 @@ RathSetup make_rath(const Options& o, const std::string& base_url) {
     agent_options.provider = provider;
     agent_options.tools = {word_count};
     agent_options.client = rath::llm::chat_client_for(provider, client_options);
+    if (o.in_process) agent_options.executor = std::make_shared<InProcessModel>();
     // Streaming is what a caller asks for by watching the deltas.
     if (o.stream) agent_options.on_event = [](const rath::llm::StreamDelta&) {};
     auto agent = std::make_shared<rath::flow::Agent>(std::string(fo::instructions), std::move(agent_options));
@@ -272,6 +316,7 @@ struct RunResult {
     long ok = 0;
     double wall_s = 0;
     double cpu_s = 0;
+    double sys_cpu_s = 0;
     std::vector<double> durations_ms;
     std::string first_error;
     bool timed_out = false;
@@ -420,6 +465,7 @@ int main(int argc, char** argv) {
         Sampler sampler;
         RunResult r;
         const double cpu0 = rath::bench::cpu_s();
+        const double sys0 = rath::bench::sys_cpu_s();
         const double t0 = now_s();
         std::vector<double> start, end;
         if (raw) {
@@ -441,8 +487,10 @@ int main(int argc, char** argv) {
             end = t.end;
             r.connections_opened = rs->http->stats().connections_opened;
         }
-        r.cpu_s = rath::bench::cpu_s() - cpu0;
+        const double cpu1 = rath::bench::cpu_s();
+        r.sys_cpu_s = rath::bench::sys_cpu_s() - sys0;
         sampler.stop();
+        r.cpu_s = cpu1 - cpu0 - sampler.cpu_s();
         r.ok = o.sessions - r.errors;
         for (std::size_t k = 0; k < start.size(); ++k)
             if (end[k] > 0) r.durations_ms.push_back((end[k] - start[k]) * 1000.0);
@@ -452,7 +500,7 @@ int main(int argc, char** argv) {
         const double n = static_cast<double>(o.sessions);
 
         rath::bench::Line line("fanout");
-        line.add_str("mode", o.raw ? "raw" : "rath")
+        line.add_str("mode", o.raw ? "raw" : o.in_process ? "rath-in-process" : "rath")
             .add("sessions", static_cast<long long>(o.sessions))
             .add("latency_ms", static_cast<long long>(latency_ms))
             .add("stream", o.stream)
@@ -461,6 +509,7 @@ int main(int argc, char** argv) {
             .add("sessions_per_s", static_cast<double>(r.ok) / r.wall_s)
             .add("llm_requests_per_s", server_requests / r.wall_s)
             .add("cpu_ms_per_session", r.cpu_s * 1000.0 / n)
+            .add("sys_cpu_ms_per_session", r.sys_cpu_s * 1000.0 / n)
             .add("peak_rss_mb", static_cast<double>(peak_kb) / 1024.0)
             .add("rss_kb_per_session", static_cast<double>(peak_kb - base_kb) / n);
         if (parked_kb) line.add("parked_kb_per_session", *parked_kb);

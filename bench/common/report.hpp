@@ -22,6 +22,13 @@ inline double cpu_s() {
     return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// System (kernel) CPU seconds of this process so far.
+inline double sys_cpu_s() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_stime.tv_sec) + double(ru.ru_stime.tv_usec) / 1e6;
+}
+
 inline double peak_rss_mb() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
