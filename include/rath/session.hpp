@@ -151,12 +151,28 @@ public:
     bool operator==(const Session& o) const noexcept { return st_ == o.st_; }
 
 private:
+    friend class WeakSession;
     explicit Session(std::shared_ptr<detail::SessionState> st) : st_(std::move(st)) {}
     backend::SandboxPtr ensure_sandbox() const;
     boost::asio::awaitable<backend::SandboxPtr> async_ensure_sandbox() const;
     Session derive(ChunkTable rows, std::optional<TokenUsage> usage) const;
 
     std::shared_ptr<detail::SessionState> st_;
+};
+
+// A non-owning reference to a session: it does not keep the transcript alive.
+class WeakSession {
+public:
+    WeakSession() = default;
+    explicit WeakSession(const Session& s) : st_(s.st_) {}
+    std::optional<Session> lock() const {
+        if (auto st = st_.lock()) return Session(std::move(st));
+        return std::nullopt;
+    }
+    bool expired() const noexcept { return st_.expired(); }
+
+private:
+    std::weak_ptr<detail::SessionState> st_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Session& s);

@@ -193,7 +193,8 @@ void export_jsonl(const SessionGraph& sessions, const std::filesystem::path& pat
 void export_journal_jsonl(const Journal& journal, const std::filesystem::path& path, bool skip_unknown) {
     SessionGraph sessions;
     for (const auto& id : journal.visit_order()) {
-        auto s = session_registry().get(id);
+        auto s = journal.find(id);
+        if (!s) s = session_registry().get(id);
         if (!s) {
             if (skip_unknown) continue;
             throw LineageConsistencyError("session " + id + " not in registry");

@@ -17,6 +17,19 @@ void Journal::record(std::string id) {
     ids_.push_back(std::move(id));
 }
 
+void Journal::record(const Session& s) {
+    std::lock_guard lk(mu_);
+    ids_.push_back(s.id());
+    sessions_.insert_or_assign(s.id(), s);
+}
+
+std::optional<Session> Journal::find(std::string_view id) const {
+    std::lock_guard lk(mu_);
+    auto it = sessions_.find(std::string(id));
+    if (it == sessions_.end()) return std::nullopt;
+    return it->second;
+}
+
 std::vector<std::string> Journal::visit_order() const {
     std::lock_guard lk(mu_);
     return ids_;
@@ -50,7 +63,7 @@ void stamp_new_session(const Session& s, std::vector<std::string> parents, std::
                        LineageExtras extras) {
     if (!t_mode) return;
     s.set_lineage(Lineage{std::move(parents), std::move(op), kind, std::move(extras)});
-    if (t_journal) t_journal->record(s.id());
+    if (t_journal) t_journal->record(s);
 }
 
 }  // namespace rath::lineage

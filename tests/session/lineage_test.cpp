@@ -250,3 +250,21 @@ TEST_CASE("lineage_view freezes the lineage fields") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("a journal keeps what it recorded exportable after the handles are gone") {
+    session_test::TempDir tmp;
+    auto j = std::make_shared<Journal>();
+    std::string expected;
+    {
+        JournalTracking t(j);
+        Session a = create_user_session("a");
+        Session f = a.fork();
+        expected = export_jsonl_string({a, f});
+    }
+    REQUIRE(j->size() == 2);
+    CHECK(j->find(j->visit_order()[0]).has_value());
+    export_journal_jsonl(*j, tmp.path() / "j.jsonl", false);
+    std::ifstream in(tmp.path() / "j.jsonl");
+    std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(got == expected);
+}

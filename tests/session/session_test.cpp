@@ -217,6 +217,27 @@ TEST_CASE("the registry keeps sessions by id and the active one") {
     reg.clear();
 }
 
+TEST_CASE("the registry does not keep a session alive and prunes dead entries") {
+    auto& reg = session_registry();
+    reg.clear();
+    Session kept = create_user_session("kept");
+    reg.register_session(kept);
+    std::string gone_id;
+    {
+        Session gone = create_user_session("gone");
+        gone_id = gone.id();
+        reg.register_session(gone);
+        CHECK(reg.get(gone_id).has_value());
+    }
+    CHECK_FALSE(reg.get(gone_id).has_value());
+    CHECK(reg.size() == 1);
+    // Many short-lived sessions: the registry stays small and the live one stays.
+    for (int i = 0; i < 5000; ++i) reg.register_session(create_user_session("t"));
+    CHECK(reg.get(kept.id()) == kept);
+    CHECK(reg.sessions().size() == 1);
+    reg.clear();
+}
+
 TEST_CASE("append_chunk returns the index of the new row") {
     Session s;
     CHECK(s.append_chunk(user_text_chunk("a")) == 0);

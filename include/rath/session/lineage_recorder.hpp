@@ -9,6 +9,9 @@
 
 #include <memory>
 #include <mutex>
+#include <unordered_map>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -29,16 +32,22 @@ private:
     bool previous_;
 };
 
-// Ids of stamped sessions in stamping order. Thread-safe.
+// Ids of stamped sessions in stamping order. Thread-safe. A journal also keeps the
+// sessions it recorded alive (the registry only holds weak references), so a graph
+// recorded under JournalTracking can be exported after its handles are gone.
 class Journal {
 public:
     void record(std::string id);
+    void record(const Session& s);
     std::vector<std::string> visit_order() const;
     std::size_t size() const;
+    // A session recorded by this journal, by id.
+    std::optional<Session> find(std::string_view id) const;
 
 private:
     mutable std::mutex mu_;
     std::vector<std::string> ids_;
+    std::unordered_map<std::string, Session> sessions_;
 };
 using JournalPtr = std::shared_ptr<Journal>;
 
