@@ -51,7 +51,10 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr std::size_t scratch_size = 16 * 1024;
+constexpr std::size_t scratch_size = 16 * 1024;  // body read size without a Content-Length
+// Streaming chunks: SSE events are small, and a fan-out streams on thousands of
+// connections at once, each holding this buffer.
+constexpr std::size_t stream_chunk_size = 4 * 1024;
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 struct Connection {
@@ -618,7 +621,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 headers.push_back(HttpHeader{std::string(f.name_string()), std::string(f.value())});
 
             const bool stream = on_body && status >= 200 && status <= 299;
-            if (stream && !c.scratch) c.scratch = std::make_unique<char[]>(scratch_size);
+            if (stream && !c.scratch) c.scratch = std::make_unique<char[]>(stream_chunk_size);
             std::string& body = x.response.body;
             body.clear();
             if (!stream) {
@@ -630,7 +633,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 std::size_t old = body.size();
                 if (stream) {
                     dst = c.scratch.get();
-                    room = scratch_size;
+                    room = stream_chunk_size;
                 } else {
                     std::size_t want = scratch_size;
                     if (auto left = parser.content_length_remaining()) want = std::max<std::size_t>(*left, 1);
