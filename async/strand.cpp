@@ -1,19 +1,52 @@
 #include <rath/async/strand.hpp>
 
 
-#include <deque>
+#include <vector>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 
 namespace rath::async {
 
+namespace lane_detail {
+// FIFO of lane waiters. Not a std::deque: libstdc++'s allocates ~600 bytes even when
+// empty, and a fan-out creates a lane per session that almost never has a waiter.
+class WaiterQueue {
+public:
+    bool empty() const noexcept { return head_ == items_.size(); }
+    void push_back(Lazy<void> w) { items_.push_back(std::move(w)); }
+    Lazy<void> pop_front() {
+        Lazy<void> w = std::move(items_[head_++]);
+        if (head_ == items_.size()) {
+            items_.clear();
+            head_ = 0;
+        } else if (head_ >= 32 && head_ * 2 >= items_.size()) {
+            items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+            head_ = 0;
+        }
+        return w;
+    }
+    // Removes the first waiter holding the same ticket, if queued.
+    void remove(const Lazy<void>& ticket) {
+        for (auto it = items_.begin() + static_cast<std::ptrdiff_t>(head_); it != items_.end(); ++it)
+            if (it->same_as(ticket)) {
+                items_.erase(it);
+                return;
+            }
+    }
+
+private:
+    std::vector<Lazy<void>> items_;
+    std::size_t head_ = 0;
+};
+}  // namespace lane_detail
+
 struct KeyedStrands::Entry {
     std::string key;
     strand_type strand;
     std::size_t leases = 0;
     bool locked = false;
-    std::deque<Lazy<void>> waiters;
+    lane_detail::WaiterQueue waiters;
 };
 
 struct KeyedStrands::Registry {
@@ -101,18 +134,12 @@ void KeyedStrands::Lease::unlock() {
     if (!ticket.ready()) {
         // Still queued (the waiter went away before its turn): leave the queue, the
         // lane is someone else's.
-        auto& q = entry_->waiters;
-        for (auto it = q.begin(); it != q.end(); ++it)
-            if (it->same_as(ticket)) {
-                q.erase(it);
-                break;
-            }
+        entry_->waiters.remove(ticket);
         return;
     }
     if (!entry_->waiters.empty()) {
         // Hand the lane straight to the next waiter: it stays locked.
-        Lazy<void> next = std::move(entry_->waiters.front());
-        entry_->waiters.pop_front();
+        Lazy<void> next = entry_->waiters.pop_front();
         lk.unlock();
         next.set_value();
     } else {
