@@ -234,11 +234,12 @@ std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
 }
 
 namespace {
+// Not a coroutine: without a timeout the operation itself is returned (no extra frame).
 template <class T>
 boost::asio::awaitable<T> maybe_timeout(boost::asio::awaitable<T> op, std::optional<double> seconds) {
-    if (!seconds || !(*seconds > 0)) co_return co_await std::move(op);
+    if (!seconds || !(*seconds > 0)) return op;
     auto d = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*seconds));
-    co_return co_await rath::async::with_timeout(std::move(op), d, "LLM request");
+    return rath::async::with_timeout(std::move(op), d, "LLM request");
 }
 }  // namespace
 
