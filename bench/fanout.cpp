@@ -317,6 +317,7 @@ struct RunResult {
     double wall_s = 0;
     double cpu_s = 0;
     double sys_cpu_s = 0;
+    double launch_cpu_s = 0;  // calling thread's CPU in the `agent(in)` loop (rath mode)
     std::vector<double> durations_ms;
     std::string first_error;
     bool timed_out = false;
@@ -478,7 +479,11 @@ int main(int argc, char** argv) {
             end = std::move(out.end_s);
         } else {
             Tracker t(o.sessions);
+            timespec l0{}, l1{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &l0);
             launch_rath(*rs, t, o.sessions);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &l1);
+            r.launch_cpu_s = static_cast<double>(l1.tv_sec - l0.tv_sec) + static_cast<double>(l1.tv_nsec - l0.tv_nsec) / 1e9;
             r.timed_out = !t.wait(o.timeout_s);
             r.wall_s = now_s() - t0;
             r.errors = t.errors.load() + (r.timed_out ? t.remaining.load() : 0);
@@ -510,6 +515,7 @@ int main(int argc, char** argv) {
             .add("llm_requests_per_s", server_requests / r.wall_s)
             .add("cpu_ms_per_session", r.cpu_s * 1000.0 / n)
             .add("sys_cpu_ms_per_session", r.sys_cpu_s * 1000.0 / n)
+            .add("launch_cpu_us_per_session", r.launch_cpu_s * 1e6 / n)
             .add("peak_rss_mb", static_cast<double>(peak_kb) / 1024.0)
             .add("rss_kb_per_session", static_cast<double>(peak_kb - base_kb) / n);
         if (parked_kb) line.add("parked_kb_per_session", *parked_kb);
