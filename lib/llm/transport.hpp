@@ -54,6 +54,14 @@ RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options);
 
 // Sends one request, mapping transport failures and non-2xx statuses to typed errors.
+// An awaitable that fails with `e` when awaited: lets a plain function that prepares a
+// coroutine report a preparation error at the await, like any other failure.
+template <class T>
+boost::asio::awaitable<T> fail_later(std::exception_ptr e) {
+    std::rethrow_exception(e);
+    co_return T{};  // unreachable; makes this a coroutine
+}
+
 // `request` is borrowed (callers keep it for retries): it must outlive the operation.
 boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, const net::HttpRequest& request,
                                                      std::string provider, std::string secret,

@@ -194,6 +194,18 @@ llm::ToolList shared_schemas(const tool::ToolTable& table) {
     return cache.back().list;
 }
 
+// One round's request (agent rows, then the conversation) handed to the executor.
+asio::awaitable<llm::ChatResponse> start_round(LoopExecutor& exec, const std::vector<llm::Message>& head,
+                                               const std::vector<llm::Message>& convo, const llm::ToolList& schemas,
+                                               const llm::Provider& provider) {
+    std::vector<llm::Message> messages;
+    messages.reserve(head.size() + convo.size());
+    messages.insert(messages.end(), head.begin(), head.end());
+    messages.insert(messages.end(), convo.begin(), convo.end());
+    llm::ChatRequest req = make_chat_request(std::move(messages), schemas, provider, "auto");
+    return exec.async_complete(std::move(req));
+}
+
 // Fires once, on the first crossing of the cap (§2.7).
 void check_budget(const Session& out, const llm::Provider& provider, std::int64_t prev,
                   const llm::TokenUsage& cumulative) {
@@ -266,12 +278,9 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         std::vector<std::string> bodies;
         for (int round = 0; round < opt.max_tool_rounds; ++round) {
             ++rounds_used;
-            std::vector<llm::Message> messages;
-            messages.reserve(head.size() + convo.size());
-            messages.insert(messages.end(), head.begin(), head.end());
-            messages.insert(messages.end(), convo.begin(), convo.end());
-            llm::ChatRequest req = make_chat_request(std::move(messages), schemas, opt.provider, "auto");
-            llm::ChatResponse resp = co_await exec->async_complete(std::move(req));
+            // Built by a plain function: the request never occupies a slot in this frame,
+            // which lives as long as the session.
+            llm::ChatResponse resp = co_await start_round(*exec, head, convo, schemas, opt.provider);
 
             if (resp.usage) {
                 auto prev_usage = out.raw_usage();

@@ -4,6 +4,8 @@
 
 #include <rath/llm.hpp>
 
+#include <rath/async/block_on.hpp>
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -118,6 +120,14 @@ TEST_CASE("missing key and missing model are reported before any request") {
     LoopbackServer server([](const RecordedRequest&, int) { return Reply::json(200, openai_text_body("x")); });
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234"}, f.options());
     CHECK_THROWS_WITH_AS(c.complete(hello()), doctest::Contains("model is required"), rath::ProviderConfigError);
+    CHECK(server.request_count() == 0);
+    // The coroutine forms report it when awaited, not when the awaitable is made.
+    auto pending = c.async_complete(hello());
+    CHECK_THROWS_WITH_AS(rath::async::block_on(f.rt, std::move(pending)), doctest::Contains("model is required"),
+                         rath::ProviderConfigError);
+    auto pending_stream = c.async_stream(hello(), {});
+    CHECK_THROWS_WITH_AS(rath::async::block_on(f.rt, std::move(pending_stream)),
+                         doctest::Contains("model is required"), rath::ProviderConfigError);
     CHECK(server.request_count() == 0);
 }
 

@@ -113,14 +113,28 @@ net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url,
 }
 }  // namespace
 
+// async_complete and async_stream are plain functions: the request is turned into an
+// HTTP request at once and only that travels into the coroutine, so a session waiting
+// for its answer does not also hold its ChatRequest. Errors in that preparation are
+// still delivered when the result is awaited, as for any other failure.
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatRequest request) {
-    const std::string model = resolve_model(request);
-    detail::TransportExtras extras;
-    openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, false, &extras);
-    request = ChatRequest{};  // the body has everything: don't keep the messages while parked
-    net::HttpRequest req = make_request(*this, chat_url(model), api_key_, std::move(body), extras, false);
+    net::HttpRequest req;
+    std::optional<double> timeout;
+    try {
+        const std::string model = resolve_model(request);
+        detail::TransportExtras extras;
+        openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, false, &extras);
+        request = ChatRequest{};
+        req = make_request(*this, chat_url(model), api_key_, std::move(body), extras, false);
+        timeout = extras.timeout_seconds;
+    } catch (...) {
+        return detail::fail_later<ChatResponse>(std::current_exception());
+    }
+    return send_complete(std::move(req), timeout);
+}
+
+boost::asio::awaitable<ChatResponse> OpenAIChatClient::send_complete(net::HttpRequest req, std::optional<double> timeout) {
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    auto timeout = extras.timeout_seconds;
     co_return co_await async_retry_with_backoff<ChatResponse>(
         [&]() -> boost::asio::awaitable<ChatResponse> {
             auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, timeout);
@@ -130,20 +144,24 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatReques
 }
 
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
-    const std::string model = resolve_model(request);
-    detail::TransportExtras extras;
-    openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, true, &extras);
-    request = ChatRequest{};  // the body has everything: don't keep the messages while parked
     detail::StreamCall call;
-    call.http = http_.get();
-    call.request = make_request(*this, chat_url(model), api_key_, std::move(body), extras, true);
-    call.provider = "openai";
-    call.secret = api_key_;
-    call.timeout_seconds = extras.timeout_seconds;
-    call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    call.model = model;
-    call.make_decoder = [] { return std::make_unique<ChunkDecoder>(); };
-    co_return co_await detail::async_run_stream(std::move(call), std::move(on_delta));
+    try {
+        const std::string model = resolve_model(request);
+        detail::TransportExtras extras;
+        openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, true, &extras);
+        request = ChatRequest{};
+        call.http = http_.get();
+        call.request = make_request(*this, chat_url(model), api_key_, std::move(body), extras, true);
+        call.provider = "openai";
+        call.secret = api_key_;
+        call.timeout_seconds = extras.timeout_seconds;
+        call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+        call.model = model;
+        call.make_decoder = [] { return std::make_unique<ChunkDecoder>(); };
+    } catch (...) {
+        return detail::fail_later<ChatResponse>(std::current_exception());
+    }
+    return detail::async_run_stream(std::move(call), std::move(on_delta));
 }
 
 }  // namespace rath::llm
