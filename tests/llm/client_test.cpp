@@ -125,6 +125,9 @@ TEST_CASE("missing key and missing model are reported before any request") {
     auto pending = c.async_complete(hello());
     CHECK_THROWS_WITH_AS(rath::async::block_on(f.rt, std::move(pending)), doctest::Contains("model is required"),
                          rath::ProviderConfigError);
+    AnthropicChatClient a(Provider{.base_url = server.url(), .api_key = "k-1234"}, f.options());
+    auto pending_anthropic = a.async_complete(hello());
+    CHECK_THROWS_AS(rath::async::block_on(f.rt, std::move(pending_anthropic)), rath::ProviderConfigError);
     auto pending_stream = c.async_stream(hello(), {});
     CHECK_THROWS_WITH_AS(rath::async::block_on(f.rt, std::move(pending_stream)),
                          doctest::Contains("model is required"), rath::ProviderConfigError);

@@ -2,6 +2,7 @@
 // Anthropic Messages API client.
 #include <rath/llm/chat_client.hpp>
 
+#include <optional>
 #include <string>
 
 namespace rath::llm {
@@ -25,6 +26,8 @@ public:
     std::string resolve_model(const ChatRequest& request) const;
 
 private:
+    boost::asio::awaitable<ChatResponse> send_complete(rath::net::HttpRequest req, std::optional<double> timeout);
+
     Provider provider_{};
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};

@@ -83,13 +83,28 @@ net::HttpRequest make_request(const std::string& base, const std::string& key, c
 }
 }  // namespace
 
+// As in the OpenAI client: plain functions that turn the request into an HTTP request
+// at once (a waiting session then holds no ChatRequest); preparation errors are
+// delivered at the await.
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatRequest request) {
-    const std::string model = resolve_model(request);
-    detail::TransportExtras extras;
-    auto body = anthropic::build_messages_body(request, model, false, &extras);
-    net::HttpRequest req = make_request(base_url_, api_key_, body, extras, false);
+    net::HttpRequest req;
+    std::optional<double> timeout;
+    try {
+        const std::string model = resolve_model(request);
+        detail::TransportExtras extras;
+        auto body = anthropic::build_messages_body(request, model, false, &extras);
+        request = ChatRequest{};
+        req = make_request(base_url_, api_key_, body, extras, false);
+        timeout = extras.timeout_seconds;
+    } catch (...) {
+        return detail::fail_later<ChatResponse>(std::current_exception());
+    }
+    return send_complete(std::move(req), timeout);
+}
+
+boost::asio::awaitable<ChatResponse> AnthropicChatClient::send_complete(net::HttpRequest req,
+                                                                        std::optional<double> timeout) {
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    auto timeout = extras.timeout_seconds;
     co_return co_await async_retry_with_backoff<ChatResponse>(
         [&]() -> boost::asio::awaitable<ChatResponse> {
             auto resp = co_await detail::async_send(*http_, req, "anthropic", api_key_, timeout);
@@ -99,19 +114,24 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatReq
 }
 
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
-    const std::string model = resolve_model(request);
-    detail::TransportExtras extras;
-    auto body = anthropic::build_messages_body(request, model, true, &extras);
     detail::StreamCall call;
-    call.http = http_.get();
-    call.request = make_request(base_url_, api_key_, body, extras, true);
-    call.provider = "anthropic";
-    call.secret = api_key_;
-    call.timeout_seconds = extras.timeout_seconds;
-    call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    call.model = model;
-    call.make_decoder = [] { return std::make_unique<EventDecoder>(); };
-    co_return co_await detail::async_run_stream(std::move(call), std::move(on_delta));
+    try {
+        const std::string model = resolve_model(request);
+        detail::TransportExtras extras;
+        auto body = anthropic::build_messages_body(request, model, true, &extras);
+        request = ChatRequest{};
+        call.http = http_.get();
+        call.request = make_request(base_url_, api_key_, body, extras, true);
+        call.provider = "anthropic";
+        call.secret = api_key_;
+        call.timeout_seconds = extras.timeout_seconds;
+        call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+        call.model = model;
+        call.make_decoder = [] { return std::make_unique<EventDecoder>(); };
+    } catch (...) {
+        return detail::fail_later<ChatResponse>(std::current_exception());
+    }
+    return detail::async_run_stream(std::move(call), std::move(on_delta));
 }
 
 }  // namespace rath::llm
