@@ -106,6 +106,24 @@ std::vector<double> decode_embedding(dom::element e) {
     }
     return out;
 }
+
+std::vector<std::vector<double>> parse_embeddings(const net::HttpResponse& resp) {
+    dom::parser parser;
+    dom::element root;
+    if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
+        throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
+                                                    .type = "invalid_response", .message = "embedding response is not JSON"});
+    auto data = detail::array_field(root, "data");
+    if (!data || data->size() == 0)
+        throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
+                                                    .type = "invalid_response", .message = "No embedding data received"});
+    std::vector<std::vector<double>> out;
+    for (dom::element item : *data) {
+        auto emb = detail::field(item, "embedding");
+        out.push_back(emb ? decode_embedding(*emb) : std::vector<double>{});
+    }
+    return out;
+}
 }  // namespace
 
 boost::asio::awaitable<std::vector<std::vector<double>>> EmbeddingClient::async_embed(std::vector<std::string> texts) {
@@ -122,26 +140,8 @@ boost::asio::awaitable<std::vector<std::vector<double>>> EmbeddingClient::async_
     req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}, {"Authorization", "Bearer " + api_key_}};
     req.body = json::serialize(body);
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    co_return co_await async_retry_with_backoff<std::vector<std::vector<double>>>(
-        [&]() -> boost::asio::awaitable<std::vector<std::vector<double>>> {
-            auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, std::nullopt);
-            dom::parser parser;
-            dom::element root;
-            if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
-                throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
-                                                            .type = "invalid_response", .message = "embedding response is not JSON"});
-            auto data = detail::array_field(root, "data");
-            if (!data || data->size() == 0)
-                throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
-                                                            .type = "invalid_response", .message = "No embedding data received"});
-            std::vector<std::vector<double>> out;
-            for (dom::element item : *data) {
-                auto emb = detail::field(item, "embedding");
-                out.push_back(emb ? decode_embedding(*emb) : std::vector<double>{});
-            }
-            co_return out;
-        },
-        retry);
+    co_return co_await detail::async_send_parsed<std::vector<std::vector<double>>>(
+        *http_, std::move(req), "openai", api_key_, std::nullopt, std::move(retry), &parse_embeddings);
 }
 
 std::vector<std::vector<double>> EmbeddingClient::embed(std::vector<std::string> texts) {

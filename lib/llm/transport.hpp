@@ -53,7 +53,6 @@ RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double
 
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options);
 
-// Sends one request, mapping transport failures and non-2xx statuses to typed errors.
 // An awaitable that fails with `e` when awaited: lets a plain function that prepares a
 // coroutine report a preparation error at the await, like any other failure.
 template <class T>
@@ -62,10 +61,25 @@ boost::asio::awaitable<T> fail_later(std::exception_ptr e) {
     co_return T{};  // unreachable; makes this a coroutine
 }
 
+// Sends one request, mapping transport failures and non-2xx statuses to typed errors.
 // `request` is borrowed (callers keep it for retries): it must outlive the operation.
 boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, const net::HttpRequest& request,
                                                      std::string provider, std::string secret,
                                                      std::optional<double> timeout_seconds);
+
+// The whole-body call of every client: send `request` (owned here, re-sent on each
+// attempt) under the retry policy and turn a 2xx response into T with `parse`.
+template <class T>
+boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string provider,
+                                            std::string secret, std::optional<double> timeout_seconds,
+                                            RetryOptions retry, T (*parse)(const net::HttpResponse&)) {
+    co_return co_await async_retry_with_backoff<T>(
+        [&]() -> boost::asio::awaitable<T> {
+            auto resp = co_await async_send(http, request, provider, secret, timeout_seconds);
+            co_return parse(resp);
+        },
+        std::move(retry));
+}
 
 // A stream exchange: bytes go to `on_body`; throws typed errors. Errors thrown
 // after `delivered` became non-zero are marked non-retryable by the caller.

@@ -81,6 +81,23 @@ VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options)
     http_ = detail::make_http(options_);
 }
 
+namespace {
+// The first choice's text ("" when there is none).
+std::string parse_description(const net::HttpResponse& resp) {
+    dom::parser parser;
+    dom::element root;
+    if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
+        throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
+                                                    .type = "invalid_response", .message = "VLM response is not JSON"});
+    auto choices = detail::array_field(root, "choices");
+    if (!choices || choices->size() == 0) return std::string();
+    auto msg = detail::field(choices->at(0).value(), "message");
+    if (!msg) return std::string();
+    auto c = detail::string_field(*msg, "content");
+    return c ? std::string(*c) : std::string();
+}
+}  // namespace
+
 boost::asio::awaitable<std::string> VLMClient::async_describe(std::string image, std::string prompt, std::string mime) {
     json::object body;
     body["model"] = provider_.model;
@@ -95,22 +112,8 @@ boost::asio::awaitable<std::string> VLMClient::async_describe(std::string image,
     req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}, {"Authorization", "Bearer " + api_key_}};
     req.body = json::serialize(body);
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    co_return co_await async_retry_with_backoff<std::string>(
-        [&]() -> boost::asio::awaitable<std::string> {
-            auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, std::nullopt);
-            dom::parser parser;
-            dom::element root;
-            if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
-                throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
-                                                            .type = "invalid_response", .message = "VLM response is not JSON"});
-            auto choices = detail::array_field(root, "choices");
-            if (!choices || choices->size() == 0) co_return std::string();
-            auto msg = detail::field(choices->at(0).value(), "message");
-            if (!msg) co_return std::string();
-            auto c = detail::string_field(*msg, "content");
-            co_return c ? std::string(*c) : std::string();
-        },
-        retry);
+    co_return co_await detail::async_send_parsed<std::string>(*http_, std::move(req), "openai", api_key_, std::nullopt,
+                                                              std::move(retry), &parse_description);
 }
 
 std::string VLMClient::describe(std::string image, std::string prompt, std::string mime) {

@@ -2,7 +2,6 @@
 // Anthropic Messages API client.
 #include <rath/llm/chat_client.hpp>
 
-#include <optional>
 #include <string>
 
 namespace rath::llm {
@@ -26,8 +25,6 @@ public:
     std::string resolve_model(const ChatRequest& request) const;
 
 private:
-    boost::asio::awaitable<ChatResponse> send_complete(rath::net::HttpRequest req, std::optional<double> timeout);
-
     Provider provider_{};
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};

@@ -3,7 +3,6 @@
 // Groq, Mistral, OpenRouter, LiteLLM proxies, ...).
 #include <rath/llm/chat_client.hpp>
 
-#include <optional>
 #include <string>
 
 namespace rath::llm {
@@ -31,8 +30,6 @@ public:
     std::string chat_url(const std::string& model) const;
 
 private:
-    boost::asio::awaitable<ChatResponse> send_complete(rath::net::HttpRequest req, std::optional<double> timeout);
-
     Provider provider_{};
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};

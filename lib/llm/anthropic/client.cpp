@@ -81,6 +81,8 @@ net::HttpRequest make_request(const std::string& base, const std::string& key, c
     req.body = boost::json::serialize(body);
     return req;
 }
+
+ChatResponse parse_response(const net::HttpResponse& resp) { return anthropic::parse_messages_response(resp.body); }
 }  // namespace
 
 // As in the OpenAI client: plain functions that turn the request into an HTTP request
@@ -99,18 +101,9 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatReq
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
     }
-    return send_complete(std::move(req), timeout);
-}
-
-boost::asio::awaitable<ChatResponse> AnthropicChatClient::send_complete(net::HttpRequest req,
-                                                                        std::optional<double> timeout) {
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    co_return co_await async_retry_with_backoff<ChatResponse>(
-        [&]() -> boost::asio::awaitable<ChatResponse> {
-            auto resp = co_await detail::async_send(*http_, req, "anthropic", api_key_, timeout);
-            co_return anthropic::parse_messages_response(resp.body);
-        },
-        retry);
+    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout,
+                                                   std::move(retry), &parse_response);
 }
 
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {

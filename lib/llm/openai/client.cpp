@@ -111,6 +111,8 @@ net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url,
     req.body_parts = std::move(body.parts);
     return req;
 }
+
+ChatResponse parse_response(const net::HttpResponse& resp) { return openai::parse_chat_response(resp.body, "openai"); }
 }  // namespace
 
 // async_complete and async_stream are plain functions: the request is turned into an
@@ -130,17 +132,9 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatReques
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
     }
-    return send_complete(std::move(req), timeout);
-}
-
-boost::asio::awaitable<ChatResponse> OpenAIChatClient::send_complete(net::HttpRequest req, std::optional<double> timeout) {
     auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    co_return co_await async_retry_with_backoff<ChatResponse>(
-        [&]() -> boost::asio::awaitable<ChatResponse> {
-            auto resp = co_await detail::async_send(*http_, req, "openai", api_key_, timeout);
-            co_return openai::parse_chat_response(resp.body, "openai");
-        },
-        retry);
+    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "openai", api_key_, timeout, std::move(retry),
+                                                   &parse_response);
 }
 
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
