@@ -5,6 +5,7 @@
 #include <boost/json/value.hpp>
 #include <simdjson.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,5 +32,23 @@ std::string scalar_text(dom::element e);
 
 // Parses into a reusable parser; throws simdjson_error on invalid JSON.
 dom::element parse(dom::parser& parser, std::string_view text);
+
+// Scope guard for a call site's `thread_local dom::parser` (a parser allocates its
+// buffers on first use, so reusing one per thread saves that per call). Each site keeps
+// its own parser, since one site's document may still be in use when another parses.
+// On scope exit a parser grown past 1 MiB by a large document is released.
+class ReusedParser {
+public:
+    explicit ReusedParser(dom::parser& parser) noexcept : parser_(parser) {}
+    ~ReusedParser() {
+        if (parser_.capacity() > (std::size_t{1} << 20)) parser_ = dom::parser{};
+    }
+    ReusedParser(const ReusedParser&) = delete;
+    ReusedParser& operator=(const ReusedParser&) = delete;
+    dom::parser& get() noexcept { return parser_; }
+
+private:
+    dom::parser& parser_;
+};
 
 }  // namespace rath::llm::detail

@@ -40,12 +40,9 @@ std::optional<FinishReason> finish_reason_from_string(std::string_view s) noexce
 
 ParsedArguments parse_tool_arguments(std::string_view s) {
     if (s.empty()) return {};
-    thread_local simdjson::dom::parser parser;  // reused across calls on this thread
-    struct Trim {
-        ~Trim() {
-            if (parser.capacity() > (std::size_t{1} << 20)) parser = simdjson::dom::parser{};
-        }
-    } trim;
+    thread_local simdjson::dom::parser cached_parser;
+    detail::ReusedParser reused(cached_parser);
+    simdjson::dom::parser& parser = reused.get();
     simdjson::dom::element e;
     if (parser.parse(s.data(), s.size(), true).get(e) != simdjson::SUCCESS) return {.parse_error = true};
     if (!e.is_object()) return {.parse_error = true};

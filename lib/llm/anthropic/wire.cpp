@@ -149,12 +149,9 @@ FinishReason map_stop_reason(std::string_view s) {
 }
 
 ChatResponse parse_messages_response(std::string_view body) {
-    thread_local dom::parser parser;  // reused: a parser allocates its buffers on first use
-    struct Trim {
-        ~Trim() {
-            if (parser.capacity() > (std::size_t{1} << 20)) parser = dom::parser{};  // don't keep a huge one
-        }
-    } trim;
+    thread_local dom::parser cached_parser;
+    detail::ReusedParser reused(cached_parser);
+    dom::parser& parser = reused.get();
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
         throw ResponseFormatError(ProviderErrorInfo{.provider = "anthropic",

@@ -125,13 +125,19 @@ bool overrides_head(const json::object& tail) {
     return tail.contains("model") || tail.contains("messages") || tail.contains("tools");
 }
 
+// The rest of a whole body after the head: the tools, then every tail key (an extra
+// arg naming a head key replaces it in place).
+void complete_body(json::object& body, const ChatRequest& r, const json::object& tail) {
+    if (r.tools) body["tools"] = build_tools(r.tools->tools());
+    for (const auto& kv : tail) body[kv.key()] = kv.value();
+}
+
 }  // namespace
 
 json::object build_chat_body(const ChatRequest& r, const std::string& model, bool stream,
                              detail::TransportExtras* transport) {
     json::object body = build_head(r, model);
-    if (r.tools) body["tools"] = build_tools(r.tools->tools());
-    for (auto& kv : build_tail(r, stream, transport)) body[kv.key()] = kv.value();
+    complete_body(body, r, build_tail(r, stream, transport));
     return body;
 }
 
@@ -147,8 +153,7 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
     ChatBodyParts out;
     if (overrides_head(tail)) {
         // An extra arg replaces a head key in place: let the object do the merge.
-        if (r.tools) head["tools"] = build_tools(r.tools->tools());
-        for (auto& kv : tail) head[kv.key()] = kv.value();
+        complete_body(head, r, tail);
         out.head = json::serialize(head);
         return out;
     }
@@ -164,14 +169,6 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
     std::string rest = json::serialize(tail);  // never empty: "stream" is always there
     rest.front() = ',';
     out.parts.push_back(std::make_shared<const std::string>(std::move(rest)));
-    return out;
-}
-
-std::string build_chat_body_text(const ChatRequest& r, const std::string& model, bool stream,
-                                 detail::TransportExtras* transport) {
-    ChatBodyParts p = build_chat_body_parts(r, model, stream, transport);
-    std::string out = std::move(p.head);
-    for (const auto& part : p.parts) out += *part;
     return out;
 }
 
@@ -247,12 +244,9 @@ std::string arguments_text(dom::element e) {
 }  // namespace
 
 ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
-    thread_local dom::parser parser;  // reused: a parser allocates its buffers on first use
-    struct Trim {
-        ~Trim() {
-            if (parser.capacity() > (std::size_t{1} << 20)) parser = dom::parser{};  // don't keep a huge one
-        }
-    } trim;
+    thread_local dom::parser cached_parser;
+    detail::ReusedParser reused(cached_parser);
+    dom::parser& parser = reused.get();
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
         std::string head(body.substr(0, 200));

@@ -30,9 +30,6 @@ struct ChatBodyParts {
 };
 ChatBodyParts build_chat_body_parts(const ChatRequest& request, const std::string& model, bool stream,
                                     detail::TransportExtras* transport = nullptr);
-// The same bytes in one string.
-std::string build_chat_body_text(const ChatRequest& request, const std::string& model, bool stream,
-                                 detail::TransportExtras* transport = nullptr);
 
 // Removes every object key named "additionalProperties" at any depth.
 void strip_additional_properties(boost::json::value& v);
