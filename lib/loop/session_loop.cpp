@@ -335,7 +335,8 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
     co_return MaterializedSession{rows, out.raw_usage()};
 }
 
-// §2.1 steps 2–5: the output session, built eagerly on the caller's thread.
+// §2.1 steps 2–5: the output session, built eagerly on the caller's thread, and the
+// registry entries (user, agent, out; out active).
 Session make_output(const Session& user, const Session& agent) {
     SessionOptions so;
     so.sandbox_backend = user.sandbox_backend();
@@ -345,6 +346,11 @@ Session make_output(const Session& user, const Session& agent) {
     Session out(user.pending() ? ChunkTable{} : user.raw_chunks(), std::move(so));
     if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
     lineage::stamp_new_session(out, {user.id(), agent.id()}, "run_session_loop", LineageKind::op_session_loop);
+    auto& registry = session_registry();
+    registry.register_session(user);
+    registry.register_session(agent);
+    registry.register_session(out);
+    registry.set_active(out);
     return out;
 }
 
@@ -369,11 +375,6 @@ llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::opti
 Session run_session_loop(const Session& user, const Session& agent, LoopOptions options) {
     async::Runtime& rt = options.runtime ? *options.runtime : async::Runtime::default_runtime();
     Session out = make_output(user, agent);
-    auto& registry = session_registry();
-    registry.register_session(user);
-    registry.register_session(agent);
-    registry.register_session(out);
-    registry.set_active(out);
     bool lazy = options.lazy;
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
     auto result = rt.submit(loop_body(st));
@@ -384,11 +385,6 @@ Session run_session_loop(const Session& user, const Session& agent, LoopOptions 
 
 asio::awaitable<Session> async_run_session_loop(Session user, Session agent, LoopOptions options) {
     Session out = make_output(user, agent);
-    auto& registry = session_registry();
-    registry.register_session(user);
-    registry.register_session(agent);
-    registry.register_session(out);
-    registry.set_active(out);
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
     MaterializedSession m = co_await loop_body(st);
     out.set_raw_chunks(std::move(m.chunks));
