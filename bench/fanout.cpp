@@ -321,7 +321,6 @@ struct RunResult {
     std::vector<double> durations_ms;
     std::string first_error;
     bool timed_out = false;
-    std::uint64_t connections_opened = 0;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -490,7 +489,6 @@ int main(int argc, char** argv) {
             r.first_error = r.timed_out ? "timed out" : t.first_error;
             start = t.start;
             end = t.end;
-            r.connections_opened = rs->http->stats().connections_opened;
         }
         const double cpu1 = rath::bench::cpu_s();
         r.sys_cpu_s = rath::bench::sys_cpu_s() - sys0;

@@ -183,9 +183,6 @@ public:
         for (auto& t : threads) t.join();
     }
 
-    // Requests currently written and not yet answered, plus queued first requests.
-    long parked() const { return parked_.load(std::memory_order_relaxed); }
-
 private:
     struct Shard {
         boost::asio::io_context io{1};
@@ -266,7 +263,6 @@ private:
                 req.set(http::field::authorization, "Bearer sk-fake-local");
                 req.body() = body_for(job);
                 req.prepare_payload();
-                if (job.step == 0) parked_.fetch_add(1, std::memory_order_relaxed);
                 auto [wec, wn] = co_await http::async_write(stream, req, token);
                 http::response<http::string_body> res;
                 boost::system::error_code rec;
@@ -274,7 +270,6 @@ private:
                     auto [ec2, rn] = co_await http::async_read(stream, buf, res, token);
                     rec = ec2;
                 }
-                if (job.step == 0) parked_.fetch_sub(1, std::memory_order_relaxed);
                 if (wec || rec) {
                     connected = false;
                     beast::error_code ignore;
@@ -326,7 +321,6 @@ private:
     std::string host_;
     std::string target_;
     boost::asio::ip::tcp::endpoint endpoint_;
-    std::atomic<long> parked_{0};
 };
 
 }  // namespace rath::bench::fanout
