@@ -17,6 +17,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
+#include <boost/json/serialize.hpp>
 #include <simdjson.h>
 
 #include <atomic>
@@ -36,27 +37,8 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-inline void append_json_string(std::string& out, std::string_view s) {
-    out += '"';
-    for (char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    out += '"';
-}
+// A JSON string literal, as Boost.JSON writes it.
+inline void append_json_string(std::string& out, std::string_view s) { out += boost::json::serialize(boost::json::string_view(s)); }
 
 // The assistant turn a request produced.
 struct Turn {
