@@ -91,9 +91,9 @@ public:
         bool reused = false;
     };
 
-    // An immediate grant, or nullopt with `w` queued. `fresh_only` never hands out an
-    // idle connection (it may close one to make room).
-    std::optional<Grant> try_acquire(const std::shared_ptr<Waiter>& w, bool fresh_only) {
+    // An immediate grant, or nullopt with `w` queued (when given). `fresh_only` never
+    // hands out an idle connection (it may close one to make room).
+    std::optional<Grant> try_acquire(const std::shared_ptr<Waiter>* w, bool fresh_only) {
         std::vector<std::unique_ptr<Connection>> dead;  // destroyed after the lock is released
         std::lock_guard lk(mu_);
         const auto now = Clock::now();
@@ -123,8 +123,10 @@ public:
             ++open_;
             return Grant{};
         }
-        waiters_.push_back(w);
-        arm_locked(w->deadline);
+        if (w) {
+            waiters_.push_back(*w);
+            arm_locked((*w)->deadline);
+        }
         return std::nullopt;
     }
 
@@ -369,18 +371,30 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         return &*p;
     }
 
-    // Parsed URLs, by URL: an LLM client sends every request to the same few URLs.
-    // Bounded (cleared when full) so a client that sees many URLs does not grow.
-    std::shared_ptr<const detail::Target> target_for(const std::string& url) {
+    // Where a URL goes: its parsed form, the proxy (if any) and the connection pool.
+    struct Route {
+        detail::Target target;
+        const detail::Proxy* proxy;
+        std::shared_ptr<HostPool> pool;
+    };
+
+    // Routes by URL: an LLM client sends every request to the same few URLs, so URL
+    // parsing and the pool lookup happen once per URL, not per request. Bounded
+    // (cleared when full) so a client that sees many URLs does not grow; pools are
+    // kept in `pools`, so a cleared route finds its pool again.
+    std::shared_ptr<const Route> route_for(const std::string& url) {
         {
             std::lock_guard lk(targets_mu);
             if (auto it = targets.find(url); it != targets.end()) return it->second;
         }
-        auto t = std::make_shared<const detail::Target>(detail::parse_target(url));  // throws for a bad URL
+        auto t = detail::parse_target(url);  // throws for a bad URL
+        const detail::Proxy* px = proxy_for(t);
+        auto pool = pool_for(t, px);
+        auto r = std::make_shared<const Route>(Route{std::move(t), px, std::move(pool)});
         std::lock_guard lk(targets_mu);
         if (targets.size() >= 256) targets.clear();
-        targets.emplace(url, t);
-        return t;
+        targets.emplace(url, r);
+        return r;
     }
 
     std::shared_ptr<HostPool> pool_for(const detail::Target& t, const detail::Proxy* px) {
@@ -427,7 +441,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                                    bool fresh_only) {
         auto w = std::make_shared<Waiter>();
         w->deadline = deadline;
-        if (auto g = pool->try_acquire(w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
+        if (auto g = pool->try_acquire(&w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
         // Queued: wait for a grant; the pool fails the wait at the total deadline.
         auto token = asio::as_tuple(asio::use_awaitable);
         auto [ec] = co_await asio::async_initiate<decltype(token), void(error_code)>(
@@ -617,6 +631,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             x.response.status = status;
             auto& headers = x.response.headers;
             headers.clear();
+            headers.reserve(static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())));
             for (const auto& f : parser.get())
                 headers.push_back(HttpHeader{std::string(f.name_string()), std::string(f.value())});
 
@@ -666,11 +681,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     // coroutine finishes.
     static asio::awaitable<HttpResponse> run(std::shared_ptr<Impl> self, const HttpRequest& r,
                                              const std::function<void(std::string_view)>* sink) {
-        const std::shared_ptr<const detail::Target> target = self->target_for(r.url);
-        const detail::Target& t = *target;
+        const std::shared_ptr<const Route> route = self->route_for(r.url);
+        const detail::Target& t = route->target;
         validate_request(r, t.redacted);
-        const detail::Proxy* px = self->proxy_for(t);
-        auto pool = self->pool_for(t, px);
+        const detail::Proxy* px = route->proxy;
+        const std::shared_ptr<HostPool>& pool = route->pool;
         const auto deadline = Clock::now() + self->options.total_timeout;
         self->requests_started.fetch_add(1, std::memory_order_relaxed);
         self->requests_in_flight.fetch_add(1, std::memory_order_relaxed);
@@ -679,7 +694,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             ~InFlight() { n.fetch_sub(1, std::memory_order_relaxed); }
         } in_flight{self->requests_in_flight};
         for (int attempt = 0;; ++attempt) {
-            Lease lease = co_await self->acquire(pool, t, deadline, attempt > 0);
+            // A free slot or idle connection is taken without a coroutine; only a
+            // request that must queue pays for one.
+            std::optional<Lease> leased;
+            if (auto g = pool->try_acquire(nullptr, attempt > 0)) {
+                leased.emplace(pool, std::move(g->conn), g->reused);
+            } else {
+                Lease queued = co_await self->acquire(pool, t, deadline, attempt > 0);
+                leased.emplace(std::move(queued));
+            }
+            Lease& lease = *leased;
             if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
             if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
             Connection& c = *lease.conn;
@@ -714,7 +738,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::atomic<std::uint64_t> connections_opened{0}, connections_reused{0}, stale_retries{0};
     std::atomic<std::uint64_t> requests_started{0}, requests_in_flight{0};
     std::mutex targets_mu;
-    std::unordered_map<std::string, std::shared_ptr<const detail::Target>> targets;
+    std::unordered_map<std::string, std::shared_ptr<const Route>> targets;
 };
 
 std::size_t HttpRequest::body_size() const noexcept {

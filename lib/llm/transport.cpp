@@ -243,29 +243,36 @@ boost::asio::awaitable<T> maybe_timeout(boost::asio::awaitable<T> op, std::optio
 }
 }  // namespace
 
-namespace {
-// A non-2xx answer becomes the typed provider error (key scrubbed from the message).
-void throw_if_error_status(const std::string& provider, const net::HttpResponse& resp, const std::string& secret) {
+void throw_if_error_status(std::string_view provider, const net::HttpResponse& resp, std::string_view secret) {
     if (resp.status >= 200 && resp.status < 300) return;
     auto info = error_info_from_response(provider, resp);
     info.message = scrub(std::move(info.message), secret);
     throw_status_error(std::move(info));
 }
-}  // namespace
 
-boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, const net::HttpRequest& request,
-                                                     std::string provider, std::string secret,
+boost::asio::awaitable<net::HttpResponse> start_send(net::HttpClient& http, const net::HttpRequest& request,
                                                      std::optional<double> timeout_seconds) {
-    net::HttpResponse resp;
+    return maybe_timeout(http.async_request_view(request), timeout_seconds);
+}
+
+std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret) {
     try {
-        resp = co_await maybe_timeout(http.async_request_view(request), timeout_seconds);
-    } catch (const net::HttpError& e) {
-        throw_transport_error(provider, e, secret);
-    } catch (const rath::async::TimeoutError& e) {
-        throw_transport_error(provider, e, secret);
+        std::rethrow_exception(e);
+    } catch (const net::HttpError& he) {
+        try {
+            throw_transport_error(provider, he, secret);
+        } catch (...) {
+            return std::current_exception();
+        }
+    } catch (const rath::async::TimeoutError& te) {
+        try {
+            throw_transport_error(provider, te, secret);
+        } catch (...) {
+            return std::current_exception();
+        }
+    } catch (...) {
     }
-    throw_if_error_status(provider, resp, secret);
-    co_return resp;
+    return e;
 }
 
 boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request, std::string provider,

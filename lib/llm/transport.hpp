@@ -61,24 +61,40 @@ boost::asio::awaitable<T> fail_later(std::exception_ptr e) {
     co_return T{};  // unreachable; makes this a coroutine
 }
 
-// Sends one request, mapping transport failures and non-2xx statuses to typed errors.
-// `request` is borrowed (callers keep it for retries): it must outlive the operation.
-boost::asio::awaitable<net::HttpResponse> async_send(net::HttpClient& http, const net::HttpRequest& request,
-                                                     std::string provider, std::string secret,
+// One attempt: the response, whatever its status. Not a coroutine: without a timeout
+// it is the HTTP client's own operation. `request` is borrowed.
+boost::asio::awaitable<net::HttpResponse> start_send(net::HttpClient& http, const net::HttpRequest& request,
                                                      std::optional<double> timeout_seconds);
+// The typed error for a failed attempt: transport failures become ProviderConnectionError /
+// ProviderTimeoutError (key scrubbed); anything else is returned unchanged.
+std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret);
+// A non-2xx answer becomes the typed provider error (key scrubbed from the message).
+void throw_if_error_status(std::string_view provider, const net::HttpResponse& response, std::string_view secret);
 
 // The whole-body call of every client: send `request` (owned here, re-sent on each
 // attempt) under the retry policy and turn a 2xx response into T with `parse`.
+// The retry loop is written out here rather than built on async_retry_with_backoff:
+// one coroutine frame per request instead of four (retry, its std::function, the
+// attempt lambda, the send), which is what a parked session holds.
 template <class T>
 boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string provider,
                                             std::string secret, std::optional<double> timeout_seconds,
                                             RetryOptions retry, T (*parse)(const net::HttpResponse&)) {
-    co_return co_await async_retry_with_backoff<T>(
-        [&]() -> boost::asio::awaitable<T> {
-            auto resp = co_await async_send(http, request, provider, secret, timeout_seconds);
+    const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
+    for (int k = 1;; ++k) {
+        std::exception_ptr err{};
+        try {
+            const net::HttpResponse resp = co_await start_send(http, request, timeout_seconds);
+            throw_if_error_status(provider, resp, secret);
             co_return parse(resp);
-        },
-        std::move(retry));
+        } catch (...) {
+            err = map_send_error(std::current_exception(), provider, secret);
+        }
+        std::optional<std::chrono::duration<double>> delay{};
+        if (k < attempts) delay = retry_decision(retry, k, err);
+        if (!delay) std::rethrow_exception(err);
+        co_await retry_sleep(retry, *delay);
+    }
 }
 
 // A stream exchange: bytes go to `on_body`; throws typed errors. Errors thrown

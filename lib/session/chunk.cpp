@@ -21,19 +21,19 @@ std::optional<ChunkKind> chunk_kind_from_string(std::string_view s) noexcept {
 }
 
 ChunkRowPtr user_text_chunk(std::string text) {
-    boost::json::object p;
+    boost::json::object p(1);
     p["content"] = std::move(text);
     return make_chunk_row(ChunkKind::user, std::move(p));
 }
 
 ChunkRowPtr system_text_chunk(std::string text) {
-    boost::json::object p;
+    boost::json::object p(1);
     p["content"] = std::move(text);
     return make_chunk_row(ChunkKind::system, std::move(p));
 }
 
 ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::optional<std::string> content) {
-    boost::json::object p;
+    boost::json::object p(2);  // sized up front: each growth of an object rehashes
     if (content)
         p["content"] = std::move(*content);
     else
@@ -47,11 +47,12 @@ ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::option
 
 ChunkRowPtr assistant_turn_chunk(const std::vector<AssistantToolCall>& tool_calls, std::optional<std::string> content) {
     boost::json::array calls;
+    calls.reserve(tool_calls.size());
     for (const auto& tc : tool_calls) {
-        boost::json::object fn;
+        boost::json::object fn(2);
         fn["name"] = tc.name;
         fn["arguments"] = tc.arguments;
-        boost::json::object call;
+        boost::json::object call(3);
         call["id"] = tc.id;
         call["type"] = tc.type;
         call["function"] = std::move(fn);
@@ -61,7 +62,7 @@ ChunkRowPtr assistant_turn_chunk(const std::vector<AssistantToolCall>& tool_call
 }
 
 ChunkRowPtr tool_feedback_chunk(std::string tool_call_id, std::string name, std::string body) {
-    boost::json::object p;
+    boost::json::object p(3);
     p["tool_call_id"] = std::move(tool_call_id);
     p["name"] = std::move(name);
     p["content"] = std::move(body);

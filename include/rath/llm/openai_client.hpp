@@ -34,6 +34,7 @@ private:
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};
     std::string base_url_{}, api_key_{}, api_version_{};
+    std::string chat_url_{};  // every request's URL unless legacy Azure (per-model URL)
     bool azure_ = false, legacy_azure_ = false;
 };
 

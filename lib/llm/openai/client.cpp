@@ -64,6 +64,7 @@ OpenAIChatClient::OpenAIChatClient(Provider provider, ChatClientOptions options)
     legacy_azure_ = azure_ && base_url_.find("/openai/v1") == std::string::npos;
     api_version_ = resolve_credential({env_value("OPENAI_API_VERSION"), env_value("AZURE_OPENAI_API_VERSION")});
     if (api_version_.empty()) api_version_ = default_azure_api_version;
+    if (!legacy_azure_) chat_url_ = detail::join_url(base_url_, "/chat/completions");
     http_ = detail::make_http(options_);
 }
 
@@ -76,7 +77,7 @@ std::string OpenAIChatClient::resolve_model(const ChatRequest& request) const {
 }
 
 std::string OpenAIChatClient::chat_url(const std::string& model) const {
-    if (!legacy_azure_) return detail::join_url(base_url_, "/chat/completions");
+    if (!legacy_azure_) return chat_url_;
     // Legacy Azure: {endpoint}/openai/deployments/{model}/chat/completions?api-version=.
     // An endpoint that already ends in /openai is not doubled.
     std::string endpoint = base_url_;
@@ -93,6 +94,7 @@ net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url,
     net::HttpRequest req;
     req.method = "POST";
     req.url = url;
+    req.headers.reserve(3 + extras.headers.size() + 2);
     if (!extras.query.empty()) {
         std::string qs;
         for (const auto& [k, v] : extras.query) qs += (qs.empty() ? "" : "&") + detail::url_encode(k) + "=" + detail::url_encode(v);
