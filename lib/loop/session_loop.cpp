@@ -165,33 +165,47 @@ asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, con
                                               R"("message": "tool result missing after dispatch"})"));
 }
 
-// The schemas of a tool table as one shared list, so that every session of an agent
-// sends the same ToolList (its wire encoding is then built once, not per request).
-// Keyed by the identity of the tools in the table; a tool's name, description and
-// parameters are read when its table is first seen. Entries whose tools are gone are
-// dropped; at most 64 tables are kept.
-llm::ToolList shared_schemas(const tool::ToolTable& table) {
+// The merged tool table of a loop (built-ins + the caller's tools) and its schemas as
+// one shared list, so that every session of an agent uses the same table and sends the
+// same ToolList (its wire encoding is then built once, not per request). Keyed by the
+// identity of the caller's tools (the built-ins never change); a tool's name,
+// description and parameters are read when its table is first built. Entries whose
+// tools are gone are dropped; at most 64 are kept. A name conflict is not cached: it
+// throws on every run, as merge_tools_for_loop does.
+struct LoopTools {
+    tool::ToolTable table;
+    llm::ToolList schemas;
+};
+
+std::shared_ptr<const LoopTools> shared_loop_tools(const std::vector<std::shared_ptr<tool::FlowToolCall>>& user_tools) {
     struct Entry {
         std::vector<std::weak_ptr<tool::FlowToolCall>> tools;
         std::vector<const tool::FlowToolCall*> ids;
-        llm::ToolList list;
+        std::shared_ptr<const LoopTools> value;
     };
     static std::mutex mu;
     static std::vector<Entry> cache;
-    std::vector<const tool::FlowToolCall*> ids;
-    ids.reserve(table.tools().size());
-    for (const auto& t : table.tools()) ids.push_back(t.get());
+    {
+        std::lock_guard lk(mu);
+        std::erase_if(cache, [](const Entry& e) {
+            return std::any_of(e.tools.begin(), e.tools.end(), [](const auto& w) { return w.expired(); });
+        });
+        for (const auto& e : cache)
+            if (std::equal(e.ids.begin(), e.ids.end(), user_tools.begin(), user_tools.end(),
+                           [](const tool::FlowToolCall* id, const auto& t) { return id == t.get(); }))
+                return e.value;
+    }
+    auto table = tool::merge_tools_for_loop(user_tools);  // may throw ToolNameConflictError
+    auto schemas = llm::ToolList(tool::tools_to_schemas(table));
+    Entry e{{}, {}, std::make_shared<const LoopTools>(LoopTools{std::move(table), std::move(schemas)})};
+    for (const auto& t : user_tools) {
+        e.tools.push_back(t);
+        e.ids.push_back(t.get());
+    }
     std::lock_guard lk(mu);
-    std::erase_if(cache, [](const Entry& e) {
-        return std::any_of(e.tools.begin(), e.tools.end(), [](const auto& w) { return w.expired(); });
-    });
-    for (const auto& e : cache)
-        if (e.ids == ids) return e.list;
     if (cache.size() >= 64) cache.erase(cache.begin());
-    Entry e{{}, ids, llm::ToolList(tool::tools_to_schemas(table))};
-    for (const auto& t : table.tools()) e.tools.push_back(t);
     cache.push_back(e);
-    return cache.back().list;
+    return e.value;
 }
 
 // One round's request (agent rows, then the conversation) handed to the executor.
@@ -232,7 +246,8 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
     co_await st->user.async_synchronize();
     co_await st->agent.async_synchronize();
 
-    auto table = tool::merge_tools_for_loop(opt.tools);  // may throw ToolNameConflictError
+    const std::shared_ptr<const LoopTools> tools = shared_loop_tools(opt.tools);  // may throw ToolNameConflictError
+    const tool::ToolTable& table = tools->table;
 
     std::shared_ptr<LoopExecutor> exec = opt.executor;
     if (exec && opt.on_event)
@@ -262,7 +277,7 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
 
         std::vector<llm::FunctionTool> custom_schemas = exec->tool_schemas();
         const llm::ToolList schemas =
-            custom_schemas.empty() ? shared_schemas(table) : llm::ToolList(std::move(custom_schemas));
+            custom_schemas.empty() ? tools->schemas : llm::ToolList(std::move(custom_schemas));
         const std::vector<llm::Message> head = chunk_table_to_messages(st->agent.raw_chunks());
         std::vector<llm::Message> convo = chunk_table_to_messages(rows);
 
