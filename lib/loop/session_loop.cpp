@@ -93,7 +93,7 @@ struct LoopState {
 asio::awaitable<void> run_queue(LoopExecutor* exec, Session out, std::vector<Call*> queue) {
     for (Call* c : queue) {
         try {
-            c->body = co_await exec->async_dispatch_tool(out, c->tool, c->args);
+            c->body = co_await exec->async_dispatch_tool(out, c->tool, std::move(c->args));  // each call runs once
         } catch (const boost::system::system_error& e) {
             if (e.code() == asio::error::operation_aborted) throw;  // cancellation aborts the loop
             auto [msg, type] = tool::describe_exception(std::current_exception());

@@ -161,7 +161,7 @@ asio::awaitable<ToolDispatchResult> finish(asio::awaitable<ToolReturn> laned) {
 asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, FlowToolPtr tool, json::object arguments,
                                                              rath::async::Runtime* runtime) {
     auto& rt = runtime ? *runtime : rath::async::Runtime::default_runtime();
-    json::object args = arguments;  // the tool gets its own copy
+    json::object args = std::move(arguments);  // by value: already the tool's own copy
 
     // 1. Policy: a denial never runs the tool and uses no budget.
     if (auto enforcer = tool_policy_enforcer(session)) {
