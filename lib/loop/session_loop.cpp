@@ -243,8 +243,9 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
 
     // Inputs may themselves be pending loop outputs: wait for them here, on the
     // runtime, so that chaining never blocks the caller.
-    co_await st->user.async_synchronize();
-    co_await st->agent.async_synchronize();
+    // (Checked first: awaiting a settled session would still cost a coroutine frame.)
+    if (st->user.pending()) co_await st->user.async_synchronize();
+    if (st->agent.pending()) co_await st->agent.async_synchronize();
 
     const std::shared_ptr<const LoopTools> tools = shared_loop_tools(opt.tools);  // may throw ToolNameConflictError
     const tool::ToolTable& table = tools->table;
@@ -281,11 +282,12 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         const std::vector<llm::Message> head = chunk_table_to_messages(st->agent.raw_chunks());
         std::vector<llm::Message> convo = chunk_table_to_messages(rows);
 
-        auto append = [&](ChunkRowPtr row) -> asio::awaitable<void> {
+        // A plain function: only a persisted session awaits (its writer's queue).
+        auto append = [&](ChunkRowPtr row) -> ChunkRowPtr {
             rows = rows.append(row);
             out.set_raw_chunks(rows);  // a new table object per append (§2.8 identity)
             convo.push_back(chunk_row_to_message(*row, rows.size() - 1));
-            if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(row));
+            return row;
         };
 
         int rounds_used = 0;
@@ -311,14 +313,18 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
                 calls.reserve(msg.tool_calls->size());
                 for (auto& tc : *msg.tool_calls)
                     calls.push_back(AssistantToolCall{tc.id, tc.function.name, tc.function.arguments, tc.type});
-                co_await append(assistant_turn_chunk(calls, msg.content));
+                ChunkRowPtr turn = append(assistant_turn_chunk(calls, msg.content));
+                if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(turn));
                 co_await dispatch_round(rt, exec.get(), table, out, *msg.tool_calls, bodies);
-                for (std::size_t i = 0; i < bodies.size(); ++i)
-                    co_await append(tool_feedback_chunk((*msg.tool_calls)[i].id, (*msg.tool_calls)[i].function.name,
-                                                        std::move(bodies[i])));
+                for (std::size_t i = 0; i < bodies.size(); ++i) {
+                    ChunkRowPtr fb = append(tool_feedback_chunk((*msg.tool_calls)[i].id,
+                                                                (*msg.tool_calls)[i].function.name, std::move(bodies[i])));
+                    if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(fb));
+                }
                 continue;
             }
-            co_await append(assistant_turn_chunk({}, msg.content));
+            ChunkRowPtr last = append(assistant_turn_chunk({}, msg.content));
+            if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(last));
             auto fr = choice.finish_reason;
             if (fr == llm::FinishReason::stop || fr == llm::FinishReason::length ||
                 fr == llm::FinishReason::content_filter) {
