@@ -108,7 +108,9 @@ std::vector<double> decode_embedding(dom::element e) {
 }
 
 std::vector<std::vector<double>> parse_embeddings(const net::HttpResponse& resp) {
-    dom::parser parser;
+    thread_local dom::parser cached_parser;  // the result is copied out before it returns
+    detail::ReusedParser reused(cached_parser);
+    dom::parser& parser = reused.get();
     dom::element root;
     if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
         throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
