@@ -256,23 +256,22 @@ boost::asio::awaitable<net::HttpResponse> start_send(net::HttpClient& http, cons
 }
 
 std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret) {
+    auto typed = [&](const std::exception& failure) {
+        try {
+            throw_transport_error(provider, failure, secret);
+        } catch (...) {
+            return std::current_exception();
+        }
+    };
     try {
         std::rethrow_exception(e);
     } catch (const net::HttpError& he) {
-        try {
-            throw_transport_error(provider, he, secret);
-        } catch (...) {
-            return std::current_exception();
-        }
+        return typed(he);
     } catch (const rath::async::TimeoutError& te) {
-        try {
-            throw_transport_error(provider, te, secret);
-        } catch (...) {
-            return std::current_exception();
-        }
+        return typed(te);
     } catch (...) {
+        return e;
     }
-    return e;
 }
 
 boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request, std::string provider,
