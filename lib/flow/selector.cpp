@@ -51,7 +51,7 @@ asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, 
     if (choice.message.tool_calls && !choice.message.tool_calls->empty())
         throw std::runtime_error("select_session: model returned tool calls but tools are disabled");
     auto fr = choice.finish_reason;
-    if (fr != llm::FinishReason::stop && fr != llm::FinishReason::length && fr != llm::FinishReason::content_filter)
+    if (!llm::is_final_answer(fr))
         throw std::runtime_error("select_session: unexpected finish_reason=" +
                                  rath::detail::pyrepr(std::string(llm::to_string(fr))));
     const std::string content = choice.message.content.value_or("");

@@ -70,7 +70,7 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
     if (choice.message.tool_calls && !choice.message.tool_calls->empty())
         throw std::runtime_error("run_session_compress: model returned tool calls but tools are disabled");
     auto fr = choice.finish_reason;
-    if (fr != llm::FinishReason::stop && fr != llm::FinishReason::length && fr != llm::FinishReason::content_filter)
+    if (!llm::is_final_answer(fr))
         throw std::runtime_error("run_session_compress: unexpected finish_reason='" + std::string(llm::to_string(fr)) +
                                  "'");
     std::string content = choice.message.content ? strip(*choice.message.content) : std::string();

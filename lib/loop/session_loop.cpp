@@ -325,9 +325,7 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
             }
             ChunkRowPtr last = append(assistant_turn_chunk({}, msg.content));
             if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(last));
-            auto fr = choice.finish_reason;
-            if (fr == llm::FinishReason::stop || fr == llm::FinishReason::length ||
-                fr == llm::FinishReason::content_filter) {
+            if (llm::is_final_answer(choice.finish_reason)) {
                 finished = true;
                 break;
             }

@@ -21,6 +21,11 @@ enum class FinishReason { stop, length, tool_calls, content_filter, function_cal
 std::string_view to_string(FinishReason r) noexcept;
 // Maps a wire value; unknown strings give nullopt (callers pick their default).
 std::optional<FinishReason> finish_reason_from_string(std::string_view s) noexcept;
+// The reasons that end a turn with an answer (stop, length, content_filter): the agent
+// loop finishes on them, and one-shot calls (select, compress) require one.
+constexpr bool is_final_answer(FinishReason r) noexcept {
+    return r == FinishReason::stop || r == FinishReason::length || r == FinishReason::content_filter;
+}
 
 struct ToolCallFunction {
     std::string name{};
