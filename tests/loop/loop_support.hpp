@@ -37,9 +37,18 @@ struct Call {
     std::string id, name, arguments;
 };
 
+// A reply with the single choice `c`.
+inline rath::llm::ScriptedReply reply_with(rath::llm::ChatChoice c, std::optional<rath::llm::TokenUsage> usage) {
+    rath::llm::ChatResponse r;
+    r.choices.push_back(std::move(c));
+    r.usage = usage;
+    rath::llm::ScriptedReply reply;
+    reply.response = std::move(r);
+    return reply;
+}
+
 // One assistant turn requesting `calls` (finish_reason tool_calls).
 inline rath::llm::ScriptedReply tool_calls(const std::vector<Call>& calls, std::optional<rath::llm::TokenUsage> usage = {}) {
-    rath::llm::ChatResponse r;
     rath::llm::ChatChoice c;
     c.finish_reason = rath::llm::FinishReason::tool_calls;
     std::vector<rath::llm::ToolCallPart> parts;
@@ -54,24 +63,15 @@ inline rath::llm::ScriptedReply tool_calls(const std::vector<Call>& calls, std::
         parts.push_back(std::move(p));
     }
     c.message.tool_calls = std::move(parts);
-    r.choices.push_back(std::move(c));
-    r.usage = usage;
-    rath::llm::ScriptedReply reply;
-    reply.response = std::move(r);
-    return reply;
+    return reply_with(std::move(c), usage);
 }
 
 inline rath::llm::ScriptedReply text(std::string t, std::optional<rath::llm::TokenUsage> usage = {},
                                      rath::llm::FinishReason fr = rath::llm::FinishReason::stop) {
-    rath::llm::ChatResponse r;
     rath::llm::ChatChoice c;
     c.finish_reason = fr;
     c.message.content = std::move(t);
-    r.choices.push_back(std::move(c));
-    r.usage = usage;
-    rath::llm::ScriptedReply reply;
-    reply.response = std::move(r);
-    return reply;
+    return reply_with(std::move(c), usage);
 }
 
 inline rath::llm::TokenUsage usage(std::int64_t p, std::int64_t c) {
