@@ -280,10 +280,8 @@ boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net:
     net::HttpResponse resp;
     try {
         resp = co_await maybe_timeout(http.async_stream_view(request, std::move(on_body)), timeout_seconds);
-    } catch (const net::HttpError& e) {
-        throw_transport_error(provider, e, secret);
-    } catch (const rath::async::TimeoutError& e) {
-        throw_transport_error(provider, e, secret);
+    } catch (...) {
+        std::rethrow_exception(map_send_error(std::current_exception(), provider, secret));
     }
     throw_if_error_status(provider, resp, secret);
 }
