@@ -44,7 +44,9 @@ struct SessionState {
     std::optional<SessionLineage> legacy;
     backend::SandboxPtr sandbox;
     std::optional<std::string> backend_name;
-    std::optional<backend::SandboxSpec> spec;
+    // Shared and immutable: derived sessions point at their parent's spec instead of
+    // each holding a copy (most sessions have none; the inline optional was 192 B).
+    std::shared_ptr<const backend::SandboxSpec> spec;
     int depth = 0;
     std::shared_ptr<PendingResult> pending;
     // An open in progress: concurrent require_sandbox() calls wait for it instead of
@@ -131,7 +133,7 @@ Session::Session(ChunkTable chunks, SessionOptions o)
     st_->lineage = std::move(o.lineage);
     st_->legacy = std::move(o.legacy_lineage);
     st_->backend_name = std::move(o.sandbox_backend);
-    st_->spec = std::move(o.sandbox_spec);
+    if (o.sandbox_spec) st_->spec = std::make_shared<const backend::SandboxSpec>(std::move(*o.sandbox_spec));
 }
 
 Session Session::from_user_message(std::string text) { return Session(ChunkTable{user_text_chunk(std::move(text))}); }
@@ -364,7 +366,7 @@ Session& Session::to(std::string backend, backend::SandboxSpec spec) {
     close_sandbox();
     std::lock_guard lk(st_->mu);
     st_->backend_name = std::move(backend);
-    st_->spec = std::move(spec);
+    st_->spec = std::make_shared<const backend::SandboxSpec>(std::move(spec));
     return *this;
 }
 
@@ -388,7 +390,7 @@ Session& Session::bind_sandbox(backend::SandboxPtr sb) {
     std::lock_guard lk(st_->mu);
     st_->sandbox = sb;
     st_->backend_name = std::string(sb->backend_name());
-    st_->spec = sb->spec();
+    st_->spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
     return *this;
 }
 
@@ -404,7 +406,8 @@ std::optional<std::string> Session::sandbox_backend() const {
 
 std::optional<backend::SandboxSpec> Session::sandbox_spec() const {
     std::lock_guard lk(st_->mu);
-    return st_->spec;
+    if (!st_->spec) return std::nullopt;
+    return *st_->spec;
 }
 
 backend::SandboxPtr Session::ensure_sandbox() const {
@@ -423,7 +426,8 @@ backend::SandboxPtr Session::ensure_sandbox() const {
         async::Lazy<backend::SandboxPtr> op;
         st_->opening = op;
         std::string name = *st_->backend_name;
-        auto spec = st_->spec;
+        std::optional<backend::SandboxSpec> spec;
+        if (st_->spec) spec = *st_->spec;
         lk.unlock();
         try {
             auto sb = backend::get_backend(name).open(spec);
@@ -464,7 +468,7 @@ boost::asio::awaitable<backend::SandboxPtr> Session::async_ensure_sandbox() cons
                 mine.emplace();
                 st_->opening = *mine;
                 name = *st_->backend_name;
-                spec = st_->spec;
+                if (st_->spec) spec = *st_->spec;
             }
         }
         if (wait_for) {
@@ -557,15 +561,17 @@ int Session::scope_depth() const noexcept {
 
 Session Session::derive(ChunkTable rows, std::optional<TokenUsage> usage) const {
     backend::SandboxPtr sb;
+    std::shared_ptr<const backend::SandboxSpec> spec;
     SessionOptions o;
     {
         std::lock_guard lk(st_->mu);
         o.sandbox_backend = st_->backend_name;
-        o.sandbox_spec = st_->spec;
+        spec = st_->spec;
         sb = st_->sandbox;
     }
     o.usage = std::move(usage);
     Session out(std::move(rows), std::move(o));
+    out.st_->spec = std::move(spec);  // shared, not copied
     if (sb && !sb->closed()) {
         try {
             out.bind_sandbox(sb);
@@ -573,7 +579,7 @@ Session Session::derive(ChunkTable rows, std::optional<TokenUsage> usage) const 
             // Closed in between: the result stays unbound but keeps the target.
             std::lock_guard lk(out.st_->mu);
             out.st_->backend_name = std::string(sb->backend_name());
-            out.st_->spec = sb->spec();
+            out.st_->spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
         }
     }
     return out;
