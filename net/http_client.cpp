@@ -316,18 +316,23 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 // Names only: header values may be secrets.
+void validate_header(const HttpHeader& h, const std::string& url) {
+    if (h.name.empty() || !std::all_of(h.name.begin(), h.name.end(), is_token_char))
+        throw HttpError(HttpErrorKind::invalid_request, url, "invalid header name '" + h.name + "'");
+    if (h.value.find_first_of("\r\n", 0, 3) != std::string::npos)
+        throw HttpError(HttpErrorKind::invalid_request, url, "value of header '" + h.name + "' contains CR, LF or NUL");
+}
+
 void validate_request(const HttpRequest& r, const std::string& url) {
     for (const auto& p : r.body_parts)
         if (!p) throw HttpError(HttpErrorKind::invalid_request, url, "null body part");
     if (r.method.empty() || !std::all_of(r.method.begin(), r.method.end(), is_token_char))
         throw HttpError(HttpErrorKind::invalid_request, url, "invalid method '" + r.method + "'");
-    for (const auto& h : r.headers) {
-        if (h.name.empty() || !std::all_of(h.name.begin(), h.name.end(), is_token_char))
-            throw HttpError(HttpErrorKind::invalid_request, url, "invalid header name '" + h.name + "'");
-        if (h.value.find_first_of("\r\n", 0, 3) != std::string::npos)
-            throw HttpError(HttpErrorKind::invalid_request, url,
-                            "value of header '" + h.name + "' contains CR, LF or NUL");
-    }
+    for (const auto& h : r.headers) validate_header(h, url);
+}
+
+bool is_length_header(std::string_view name) {
+    return iequals(name, "content-length") || iequals(name, "transfer-encoding");
 }
 
 bool method_has_body(std::string_view m) { return m == "POST" || m == "PUT" || m == "PATCH"; }
@@ -555,8 +560,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         if (px && !t.tls) head.append(t.scheme).append("://").append(t.authority);  // absolute-form via proxy
         head.append(t.target).append(" HTTP/1.1\r\n");
         bool has_host = false, has_ua = false;
+        if (const auto& preset = r.preset_headers) {
+            head.append(preset->wire());
+            has_host = preset->contains("host");
+            has_ua = preset->contains("user-agent");
+        }
         for (const auto& h : r.headers) {
-            if (iequals(h.name, "content-length") || iequals(h.name, "transfer-encoding")) continue;
+            if (is_length_header(h.name)) continue;
             has_host |= iequals(h.name, "host");
             has_ua |= iequals(h.name, "user-agent");
             head.append(h.name).append(": ").append(h.value).append("\r\n");
@@ -740,6 +750,22 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::mutex targets_mu;
     std::unordered_map<std::string, std::shared_ptr<const Route>> targets;
 };
+
+HeaderBlock::HeaderBlock(std::vector<HttpHeader> headers) {
+    std::erase_if(headers, [](const HttpHeader& h) { return is_length_header(h.name); });
+    std::size_t n = 0;
+    for (const auto& h : headers) {
+        validate_header(h, "<preset headers>");
+        n += h.name.size() + h.value.size() + 4;
+    }
+    wire_.reserve(n);
+    for (const auto& h : headers) wire_.append(h.name).append(": ").append(h.value).append("\r\n");
+    headers_ = std::move(headers);
+}
+
+bool HeaderBlock::contains(std::string_view name) const noexcept {
+    return std::any_of(headers_.begin(), headers_.end(), [&](const HttpHeader& h) { return iequals(h.name, name); });
+}
 
 std::size_t HttpRequest::body_size() const noexcept {
     std::size_t n = body.size();

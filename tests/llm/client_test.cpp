@@ -81,6 +81,48 @@ TEST_CASE("openai client posts the exact body with bearer auth to base url plus 
     CHECK(json::parse(reqs[0].body) == json::parse(R"({"model":"gpt-x","messages":[{"role":"user","content":"hello"}],"stream":false})"));
 }
 
+TEST_CASE("extra_headers override the client's constant headers and organization and project headers are sent") {
+    Fixture f;
+    rath::test::EnvGuard g({{"OPENAI_ORG_ID", "org-1"}, {"OPENAI_PROJECT_ID", "proj-2"}});
+    LoopbackServer server([](const RecordedRequest& r, int) {
+        if (r.target == "/v1/messages")
+            return Reply::json(200, R"({"id":"m","model":"c","content":[{"type":"text","text":"a"}],"stop_reason":"end_turn"})");
+        return Reply::json(200, openai_text_body("h"));
+    });
+    OpenAIChatClient c(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
+    c.complete(hello());
+    ChatRequest custom = hello();
+    custom.extra_create_args = json::parse(R"({"extra_headers":{"accept":"application/x-test","X-Trace":"t"}})").as_object();
+    c.complete(custom);
+    auto reqs = server.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[0].header("OpenAI-Organization") == "org-1");
+    CHECK(reqs[0].header("OpenAI-Project") == "proj-2");
+    CHECK(reqs[0].header("Accept") == "application/json");
+    CHECK(reqs[1].header("Accept") == "application/x-test");  // replaced, not sent twice
+    CHECK(reqs[1].header("X-Trace") == "t");
+    CHECK(reqs[1].header("Authorization") == std::string("Bearer ") + secret_key);
+    CHECK(reqs[1].header("OpenAI-Organization") == "org-1");
+    AnthropicChatClient a(Provider{.base_url = server.url(), .api_key = secret_key, .model = "claude-x"}, f.options());
+    ChatRequest custom_a = hello();
+    custom_a.extra_create_args = json::parse(R"({"extra_headers":{"anthropic-version":"2099-01-01"}})").as_object();
+    CHECK(a.complete(custom_a).primary_choice().message.content == "a");
+    CHECK(server.requests().at(2).header("anthropic-version") == "2099-01-01");
+    CHECK(server.requests().at(2).header("x-api-key") == secret_key);
+}
+
+TEST_CASE("a key containing a line break is a config error at construction and is not echoed") {
+    Fixture f;
+    CHECK_THROWS_AS(OpenAIChatClient(Provider{.base_url = "http://127.0.0.1:9", .api_key = "sk-a\r\nX: y"}, f.options()),
+                    rath::ProviderConfigError);
+    try {
+        AnthropicChatClient(Provider{.base_url = "http://127.0.0.1:9", .api_key = "sk-a\nX: y"}, f.options());
+        FAIL("expected a ProviderConfigError");
+    } catch (const rath::ProviderConfigError& e) {
+        CHECK(std::string(e.what()).find("sk-a") == std::string::npos);
+    }
+}
+
 TEST_CASE("legacy azure endpoints use deployments api-version and the api-key header") {
     Fixture f;
     LoopbackServer server([](const RecordedRequest&, int) { return Reply::json(200, openai_text_body("az")); });

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 using namespace rath_test;
+using rath::net::HeaderBlock;
+using rath::net::HttpHeader;
 using rath::net::HttpClient;
 using rath::net::HttpClientOptions;
 using rath::net::HttpError;
@@ -424,6 +426,38 @@ TEST_CASE("body parts are sent after the body without copies and counted in Cont
     bad.body_parts.push_back(nullptr);
     auto e = expect_error(client, bad);
     CHECK(e.kind() == HttpErrorKind::invalid_request);
+}
+
+TEST_CASE("a preset header block is sent before the request's own headers and can stand in for Host") {
+    TestServer server(echo);
+    HttpClient client(runtime());
+    auto preset = std::make_shared<const HeaderBlock>(std::vector<HttpHeader>{
+        {"Authorization", "Bearer sk-shared"}, {"Content-Length", "999"}, {"user-agent", "custom/1"}});
+    CHECK(preset->headers().size() == 2);  // Content-Length is the client's to compute
+    CHECK(preset->wire() == "Authorization: Bearer sk-shared\r\nuser-agent: custom/1\r\n");
+    CHECK(preset->contains("USER-AGENT"));
+    CHECK_FALSE(preset->contains("host"));
+    HttpRequest req{.url = server.url("/p"), .headers = {{"X-Own", "1"}}, .preset_headers = preset, .body = "{}"};
+    auto o = boost::json::parse(client.request(req).body).as_object();
+    auto& h = o["headers"].as_object();
+    CHECK(h["Authorization"] == "Bearer sk-shared");
+    CHECK(h["X-Own"] == "1");
+    CHECK(h["user-agent"] == "custom/1");
+    CHECK_FALSE(h.contains("User-Agent"));  // the preset's wins over the default
+    CHECK(h["Content-Length"] == "2");
+    CHECK(h["Host"].as_string() == "127.0.0.1:" + std::to_string(server.port()));
+}
+
+TEST_CASE("a preset header block with an injected line or a bad name is refused without naming the value") {
+    try {
+        HeaderBlock bad(std::vector<HttpHeader>{{"Authorization", "Bearer sk-secret\r\nX: y"}});
+        FAIL("expected an HttpError");
+    } catch (const HttpError& e) {
+        CHECK(e.kind() == HttpErrorKind::invalid_request);
+        CHECK(std::string(e.what()).find("Authorization") != std::string::npos);
+        CHECK(std::string(e.what()).find("sk-secret") == std::string::npos);
+    }
+    CHECK_THROWS_AS(HeaderBlock(std::vector<HttpHeader>{{"Bad Name", "v"}}), HttpError);
 }
 
 TEST_CASE("stats count requests in flight and open connections") {

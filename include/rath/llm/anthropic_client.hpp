@@ -2,7 +2,12 @@
 // Anthropic Messages API client.
 #include <rath/llm/chat_client.hpp>
 
+#include <memory>
 #include <string>
+
+namespace rath::net {
+class HeaderBlock;
+}
 
 namespace rath::llm {
 
@@ -29,6 +34,10 @@ private:
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};
     std::string base_url_{}, api_key_{};
+    std::string messages_url_{};  // without query parameters
+    // The constant request headers (key, version, content type, accept), for JSON and
+    // for SSE responses.
+    std::shared_ptr<const rath::net::HeaderBlock> json_headers_{}, sse_headers_{};
 };
 
 }  // namespace rath::llm

@@ -3,7 +3,12 @@
 // Groq, Mistral, OpenRouter, LiteLLM proxies, ...).
 #include <rath/llm/chat_client.hpp>
 
+#include <memory>
 #include <string>
+
+namespace rath::net {
+class HeaderBlock;
+}
 
 namespace rath::llm {
 
@@ -36,6 +41,9 @@ private:
     std::string base_url_{}, api_key_{}, api_version_{};
     std::string chat_url_{};  // every request's URL unless legacy Azure (per-model URL)
     bool azure_ = false, legacy_azure_ = false;
+    // The constant request headers (content type, accept, key, OPENAI_ORG_ID /
+    // OPENAI_PROJECT_ID as of construction), for JSON and for SSE responses.
+    std::shared_ptr<const rath::net::HeaderBlock> json_headers_{}, sse_headers_{};
 };
 
 }  // namespace rath::llm

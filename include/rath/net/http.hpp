@@ -26,10 +26,32 @@ struct HttpHeader {
     std::string value{};
 };
 
+// Header fields validated and serialized once, then sent by many requests: a client's
+// constant Content-Type / Accept / Authorization lines cost each request a pointer
+// copy instead of a vector of strings. Content-Length and Transfer-Encoding are
+// dropped (the client computes the length). Throws HttpError(invalid_request) for a
+// bad name or a value with CR, LF or NUL.
+class HeaderBlock {
+public:
+    explicit HeaderBlock(std::vector<HttpHeader> headers);
+
+    const std::vector<HttpHeader>& headers() const noexcept { return headers_; }
+    // "Name: value\r\n" per field, in order.
+    const std::string& wire() const noexcept { return wire_; }
+    // Case-insensitive.
+    bool contains(std::string_view name) const noexcept;
+
+private:
+    std::vector<HttpHeader> headers_;
+    std::string wire_;
+};
+
 struct HttpRequest {
     std::string method = "POST";
     std::string url;  // http:// or https://, optional port, IPv6 literals in brackets
     std::vector<HttpHeader> headers{};  // Host, User-Agent and Content-Length are added unless given
+    // Sent before `headers`; a name should appear in only one of the two.
+    std::shared_ptr<const HeaderBlock> preset_headers{};
     std::string body{};
     // Sent after `body`, in order, without being copied: shared immutable pieces such
     // as a constant JSON tail that thousands of requests carry. Content-Length covers

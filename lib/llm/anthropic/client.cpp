@@ -26,6 +26,15 @@ public:
 private:
     anthropic::EventMapper mapper_;
 };
+
+// The base URL excludes /v1; one given with it (a common mistake) is not doubled.
+std::string messages_url(const std::string& base, const std::vector<std::pair<std::string, std::string>>& query) {
+    std::string_view path = "/v1/messages";
+    std::string trimmed(std::string_view(base).substr(0, base.find('?')));
+    while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
+    if (trimmed.size() >= 3 && trimmed.compare(trimmed.size() - 3, 3, "/v1") == 0) path = "/messages";
+    return detail::join_url(base, path, query);
+}
 }  // namespace
 
 AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions options)
@@ -46,6 +55,18 @@ AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions op
     if (base_url_.empty())
         if (const auto& c = config_entry()) base_url_ = resolve_credential({c->base_url});
     if (base_url_.empty()) base_url_ = default_anthropic_base;
+    messages_url_ = messages_url(base_url_, {});
+    auto headers = [&](const char* accept) {
+        try {
+            return std::make_shared<const net::HeaderBlock>(std::vector<net::HttpHeader>{
+                {"x-api-key", api_key_}, {"anthropic-version", anthropic_version},
+                {"content-type", "application/json"}, {"accept", accept}});
+        } catch (const net::HttpError&) {  // names only: the key is what is malformed
+            throw ProviderConfigError("the Anthropic api_key contains CR, LF or NUL");
+        }
+    };
+    json_headers_ = headers("application/json");
+    sse_headers_ = headers("text/event-stream");
     http_ = detail::make_http(options_);
 }
 
@@ -58,25 +79,22 @@ std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const
 }
 
 namespace {
-net::HttpRequest make_request(const std::string& base, const std::string& key, const boost::json::object& body,
-                              detail::TransportExtras& extras, bool stream) {
+// The client's constant headers go as one shared block; extra_headers from the
+// request's extra args override them, so such a request gets its own header list.
+net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::HeaderBlock>& preset,
+                              const boost::json::object& body, detail::TransportExtras& extras) {
     net::HttpRequest req;
-    // The base URL excludes /v1; one given with it (a common mistake) is not doubled.
-    std::string_view b = base;
-    std::string_view path = "/v1/messages";
-    std::string trimmed(b.substr(0, b.find('?')));
-    while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
-    if (trimmed.size() >= 3 && trimmed.compare(trimmed.size() - 3, 3, "/v1") == 0) path = "/messages";
-    req.url = detail::join_url(base, path, extras.query);
-    req.headers.push_back({"x-api-key", key});
-    req.headers.push_back({"anthropic-version", anthropic_version});
-    req.headers.push_back({"content-type", "application/json"});
-    req.headers.push_back({"accept", stream ? "text/event-stream" : "application/json"});
-    for (auto& h : extras.headers) {
-        bool replaced = false;
-        for (auto& e : req.headers)
-            if (boost::algorithm::iequals(e.name, h.name)) e.value = h.value, replaced = true;
-        if (!replaced) req.headers.push_back(h);
+    req.url = std::move(url);
+    if (extras.headers.empty()) {
+        req.preset_headers = preset;
+    } else {
+        req.headers = preset->headers();
+        for (auto& h : extras.headers) {
+            bool replaced = false;
+            for (auto& e : req.headers)
+                if (boost::algorithm::iequals(e.name, h.name)) e.value = h.value, replaced = true;
+            if (!replaced) req.headers.push_back(h);
+        }
     }
     req.body = boost::json::serialize(body);
     return req;
@@ -96,7 +114,7 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatReq
         detail::TransportExtras extras;
         auto body = anthropic::build_messages_body(request, model, false, &extras);
         request = ChatRequest{};
-        req = make_request(base_url_, api_key_, body, extras, false);
+        req = make_request(extras.query.empty() ? messages_url_ : messages_url(base_url_, extras.query), json_headers_, body, extras);
         timeout = extras.timeout_seconds;
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
@@ -114,7 +132,7 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatReque
         auto body = anthropic::build_messages_body(request, model, true, &extras);
         request = ChatRequest{};
         call.http = http_.get();
-        call.request = make_request(base_url_, api_key_, body, extras, true);
+        call.request = make_request(extras.query.empty() ? messages_url_ : messages_url(base_url_, extras.query), sse_headers_, body, extras);
         call.provider = "anthropic";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;

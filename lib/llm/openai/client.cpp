@@ -65,6 +65,22 @@ OpenAIChatClient::OpenAIChatClient(Provider provider, ChatClientOptions options)
     api_version_ = resolve_credential({env_value("OPENAI_API_VERSION"), env_value("AZURE_OPENAI_API_VERSION")});
     if (api_version_.empty()) api_version_ = default_azure_api_version;
     if (!legacy_azure_) chat_url_ = detail::join_url(base_url_, "/chat/completions");
+    auto headers = [&](const char* accept) {
+        std::vector<net::HttpHeader> hs{{"Content-Type", "application/json"}, {"Accept", accept}};
+        if (legacy_azure_)
+            hs.push_back({"api-key", api_key_});
+        else
+            hs.push_back({"Authorization", "Bearer " + api_key_});
+        if (auto org = env_value("OPENAI_ORG_ID")) hs.push_back({"OpenAI-Organization", *org});
+        if (auto proj = env_value("OPENAI_PROJECT_ID")) hs.push_back({"OpenAI-Project", *proj});
+        try {
+            return std::make_shared<const net::HeaderBlock>(std::move(hs));
+        } catch (const net::HttpError&) {  // names only: the key may be what is malformed
+            throw ProviderConfigError("the API key or an OPENAI_ORG_ID / OPENAI_PROJECT_ID value contains CR, LF or NUL");
+        }
+    };
+    json_headers_ = headers("application/json");
+    sse_headers_ = headers("text/event-stream");
     http_ = detail::make_http(options_);
 }
 
@@ -89,26 +105,24 @@ std::string OpenAIChatClient::chat_url(const std::string& model) const {
 }
 
 namespace {
-net::HttpRequest make_request(const OpenAIChatClient& c, const std::string& url, const std::string& key,
-                              openai::ChatBodyParts body, detail::TransportExtras& extras, bool stream) {
+// The client's constant headers go as one shared block; extra_headers from the
+// request's extra args override them, so such a request gets its own header list.
+net::HttpRequest make_request(const std::string& url, const std::shared_ptr<const net::HeaderBlock>& preset,
+                              openai::ChatBodyParts body, detail::TransportExtras& extras) {
     net::HttpRequest req;
     req.method = "POST";
     req.url = url;
-    req.headers.reserve(3 + extras.headers.size() + 2);
     if (!extras.query.empty()) {
         std::string qs;
         for (const auto& [k, v] : extras.query) qs += (qs.empty() ? "" : "&") + detail::url_encode(k) + "=" + detail::url_encode(v);
         req.url += (req.url.find('?') == std::string::npos ? "?" : "&") + qs;
     }
-    req.headers.push_back({"Content-Type", "application/json"});
-    req.headers.push_back({"Accept", stream ? "text/event-stream" : "application/json"});
-    if (c.is_legacy_azure())
-        req.headers.push_back({"api-key", key});
-    else
-        req.headers.push_back({"Authorization", "Bearer " + key});
-    if (auto org = env_value("OPENAI_ORG_ID")) req.headers.push_back({"OpenAI-Organization", *org});
-    if (auto proj = env_value("OPENAI_PROJECT_ID")) req.headers.push_back({"OpenAI-Project", *proj});
-    for (auto& h : extras.headers) set_header(req.headers, h.name, h.value);
+    if (extras.headers.empty()) {
+        req.preset_headers = preset;
+    } else {
+        req.headers = preset->headers();
+        for (auto& h : extras.headers) set_header(req.headers, h.name, h.value);
+    }
     req.body = std::move(body.head);
     req.body_parts = std::move(body.parts);
     return req;
@@ -129,7 +143,7 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatReques
         detail::TransportExtras extras;
         openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, false, &extras);
         request = ChatRequest{};
-        req = make_request(*this, chat_url(model), api_key_, std::move(body), extras, false);
+        req = make_request(chat_url(model), json_headers_, std::move(body), extras);
         timeout = extras.timeout_seconds;
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
@@ -147,7 +161,7 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest 
         openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, true, &extras);
         request = ChatRequest{};
         call.http = http_.get();
-        call.request = make_request(*this, chat_url(model), api_key_, std::move(body), extras, true);
+        call.request = make_request(chat_url(model), sse_headers_, std::move(body), extras);
         call.provider = "openai";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;
