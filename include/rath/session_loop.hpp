@@ -66,9 +66,14 @@ struct LoopOptions {
 // The sync facade: never blocks (unless lazy=false); chaining outputs into further
 // loops does not block either — each loop waits for its inputs on the runtime.
 Session run_session_loop(const Session& user, const Session& agent, LoopOptions options = {});
+// The same with options shared, read-only, by many loops (an Agent passes one
+// snapshot to all its sessions instead of a copy each).
+Session run_session_loop(const Session& user, const Session& agent, std::shared_ptr<const LoopOptions> options);
 
 // The coroutine form: returns the finished output session.
 boost::asio::awaitable<Session> async_run_session_loop(Session user, Session agent, LoopOptions options = {});
+boost::asio::awaitable<Session> async_run_session_loop(Session user, Session agent,
+                                                       std::shared_ptr<const LoopOptions> options);
 
 // Builds the request the loop sends for `messages` (session.md §2.3
 // provider_into_chat_request): the provider's model and sampling fields, the tools,

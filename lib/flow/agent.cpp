@@ -14,17 +14,23 @@ Agent::Agent(std::string system_prompt, AgentOptions options) : Workflow(options
                                          AgentParam{Session::from_agent_prompt(std::move(system_prompt)), provider}));
 }
 
-LoopOptions Agent::loop_options() const {
-    LoopOptions o;
-    o.provider = agent_->provider;
-    o.tools = options_.tools;
-    o.executor = options_.executor;
-    o.client = options_.client;
-    o.max_tool_rounds = options_.max_tool_rounds;
-    o.on_event = options_.on_event;
-    o.persist = options_.persist;
-    o.persist_path = options_.persist_path;
-    o.runtime = options_.runtime;
+std::shared_ptr<const LoopOptions> Agent::loop_options() const {
+    // A parked session used to carry its own copy (~1 KB, with the provider's strings);
+    // comparing the provider is cheaper than copying it. A provider with a budget
+    // callback never compares equal, so it is copied per run as before.
+    std::lock_guard lk(snapshot_mu_);
+    if (snapshot_ && llm::same_settings(snapshot_->provider, agent_->provider)) return snapshot_;
+    auto o = std::make_shared<LoopOptions>();
+    o->provider = agent_->provider;
+    o->tools = options_.tools;
+    o->executor = options_.executor;
+    o->client = options_.client;
+    o->max_tool_rounds = options_.max_tool_rounds;
+    o->on_event = options_.on_event;
+    o->persist = options_.persist;
+    o->persist_path = options_.persist_path;
+    o->runtime = options_.runtime;
+    snapshot_ = o;
     return o;
 }
 
@@ -33,7 +39,7 @@ Session Agent::forward(Session input) { return run_session_loop(input, agent_->a
 boost::asio::awaitable<Session> Agent::async_forward(Session input) {
     // Named, not a temporary inside the co_await expression (GCC 12 destroys aggregate
     // temporaries there twice).
-    LoopOptions options = loop_options();
+    std::shared_ptr<const LoopOptions> options = loop_options();
     Session agent_session = agent_->agent_session;
     co_return co_await async_run_session_loop(std::move(input), std::move(agent_session), std::move(options));
 }
@@ -42,11 +48,15 @@ void Agent::register_tool(std::shared_ptr<tool::FlowToolCall> tool) {
     for (auto& t : options_.tools)
         if (t->name() == tool->name()) return;
     options_.tools.push_back(std::move(tool));
+    std::lock_guard lk(snapshot_mu_);
+    snapshot_.reset();
 }
 
 void Agent::unregister_tool(std::string_view name) {
     auto& v = options_.tools;
     v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& t) { return t->name() == name; }), v.end());
+    std::lock_guard lk(snapshot_mu_);
+    snapshot_.reset();
 }
 
 }  // namespace rath::flow

@@ -74,6 +74,22 @@ Provider merge_providers(Provider b, const Provider& o) {
     return b;
 }
 
+// Field for field, in declaration order; keep in step with merge_providers.
+bool same_settings(const Provider& a, const Provider& b) {
+    if (a.on_budget_exceeded || b.on_budget_exceeded) return false;
+    return a.base_url == b.base_url && a.api_key == b.api_key && a.model == b.model &&
+           a.provider_kind == b.provider_kind && a.temperature == b.temperature && a.top_p == b.top_p &&
+           a.max_completion_tokens == b.max_completion_tokens && a.max_tokens == b.max_tokens && a.stop == b.stop &&
+           a.n == b.n && a.seed == b.seed && a.frequency_penalty == b.frequency_penalty &&
+           a.presence_penalty == b.presence_penalty && a.tool_choice == b.tool_choice &&
+           a.parallel_tool_calls == b.parallel_tool_calls && a.response_format == b.response_format &&
+           a.logit_bias == b.logit_bias && a.logprobs == b.logprobs && a.top_logprobs == b.top_logprobs &&
+           a.reasoning_effort == b.reasoning_effort && a.verbosity == b.verbosity && a.metadata == b.metadata &&
+           a.user == b.user && a.store == b.store && a.service_tier == b.service_tier &&
+           a.extra_create_args == b.extra_create_args && a.retry_max_attempts == b.retry_max_attempts &&
+           a.retry_base_seconds == b.retry_base_seconds && a.budget_total_tokens == b.budget_total_tokens;
+}
+
 Provider Provider::from_config(std::optional<std::string_view> name, std::shared_ptr<config::ConfigStore> store) {
     return from_config(name, std::move(store), Provider{});
 }

@@ -86,7 +86,7 @@ struct LoopState {
     Session out;
     Session user;
     Session agent;
-    LoopOptions opt;
+    std::shared_ptr<const LoopOptions> opt;  // shared by every session of an Agent
 };
 
 // Phase B: one queue per resource key, queues in parallel, calls in a queue in order.
@@ -238,7 +238,7 @@ void check_budget(const Session& out, const llm::Provider& provider, std::int64_
 // The loop body (§2.3). Runs on the output session's own strand.
 asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
     Session& out = st->out;
-    LoopOptions& opt = st->opt;
+    const LoopOptions& opt = *st->opt;
     async::Runtime& rt = opt.runtime ? *opt.runtime : async::Runtime::default_runtime();
 
     // Inputs may themselves be pending loop outputs: wait for them here, on the
@@ -392,9 +392,14 @@ llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::opti
 }
 
 Session run_session_loop(const Session& user, const Session& agent, LoopOptions options) {
-    async::Runtime& rt = options.runtime ? *options.runtime : async::Runtime::default_runtime();
+    return run_session_loop(user, agent, std::make_shared<const LoopOptions>(std::move(options)));
+}
+
+Session run_session_loop(const Session& user, const Session& agent, std::shared_ptr<const LoopOptions> options) {
+    if (!options) throw std::invalid_argument("run_session_loop: null options");
+    async::Runtime& rt = options->runtime ? *options->runtime : async::Runtime::default_runtime();
     Session out = make_output(user, agent);
-    bool lazy = options.lazy;
+    const bool lazy = options->lazy;
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
     auto result = rt.submit(loop_body(st));
     out.set_pending(std::move(result));
@@ -403,6 +408,12 @@ Session run_session_loop(const Session& user, const Session& agent, LoopOptions 
 }
 
 asio::awaitable<Session> async_run_session_loop(Session user, Session agent, LoopOptions options) {
+    auto shared = std::make_shared<const LoopOptions>(std::move(options));
+    co_return co_await async_run_session_loop(std::move(user), std::move(agent), std::move(shared));
+}
+
+asio::awaitable<Session> async_run_session_loop(Session user, Session agent, std::shared_ptr<const LoopOptions> options) {
+    if (!options) throw std::invalid_argument("async_run_session_loop: null options");
     Session out = make_output(user, agent);
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
     MaterializedSession m = co_await loop_body(st);

@@ -97,6 +97,47 @@ TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it
     CHECK(a.tools().empty());
 }
 
+TEST_CASE("an agent's next forward sees a provider field or tool changed after the previous one") {
+    auto s = loop_test::scripted();
+    for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("a" + std::to_string(i)));
+    flow::Agent agent("x", {.provider = s.provider});
+    CHECK(agent(Session::from_user_message("1")).text() == std::optional<std::string>("a0"));
+    agent.agent()->provider.temperature = 0.25;  // a public field, changed in place
+    CHECK(agent(Session::from_user_message("2")).text() == std::optional<std::string>("a1"));
+    agent.register_tool(
+        rath::tool::make_tool<loop_test::Empty>("extra_tool", "d", [](Session, loop_test::Empty) { return boost::json::value(1); }));
+    CHECK(agent(Session::from_user_message("3")).text() == std::optional<std::string>("a2"));
+    agent.agent()->provider.extra_create_args["top_k"] = 3;
+    CHECK(agent(Session::from_user_message("4")).text() == std::optional<std::string>("a3"));
+    auto reqs = s.client->requests();
+    REQUIRE(reqs.size() == 4);
+    CHECK_FALSE(reqs[0].temperature);
+    CHECK(reqs[1].temperature == std::optional<double>(0.25));
+    auto has_tool = [](const rath::llm::ChatRequest& r, std::string_view name) {
+        for (const auto& t : *r.tools)
+            if (t.name == name) return true;
+        return false;
+    };
+    CHECK_FALSE(has_tool(reqs[1], "extra_tool"));
+    CHECK(has_tool(reqs[2], "extra_tool"));
+    CHECK(reqs[3].extra_create_args.contains("top_k"));
+    CHECK_FALSE(reqs[2].extra_create_args.contains("top_k"));
+}
+
+TEST_CASE("providers compare by their settings and never when a budget callback is set") {
+    rath::llm::Provider a{.model = "m", .temperature = 0.5};
+    rath::llm::Provider b = a;
+    CHECK(rath::llm::same_settings(a, b));
+    b.stop = rath::llm::StopSequences(std::vector<std::string>{"x"});
+    CHECK_FALSE(rath::llm::same_settings(a, b));
+    b = a;
+    b.retry_max_attempts = 2;
+    CHECK_FALSE(rath::llm::same_settings(a, b));
+    b = a;
+    b.on_budget_exceeded = [](std::string_view, const rath::llm::TokenUsage&) {};
+    CHECK_FALSE(rath::llm::same_settings(b, b));
+}
+
 TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
     auto s = loop_test::scripted();
     s.client->push(loop_test::text("from async"));

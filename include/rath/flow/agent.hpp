@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,9 +48,13 @@ public:
     const AgentOptions& options() const noexcept { return options_; }
 
 private:
-    LoopOptions loop_options() const;
+    // One read-only snapshot shared by the agent's sessions, rebuilt when the tools or
+    // agent()->provider changed since it was made.
+    std::shared_ptr<const LoopOptions> loop_options() const;
     AgentOptions options_;
     std::shared_ptr<AgentParam> agent_;
+    mutable std::mutex snapshot_mu_;
+    mutable std::shared_ptr<const LoopOptions> snapshot_;
 };
 
 }  // namespace rath::flow

@@ -78,4 +78,9 @@ struct Provider {
 // Every set field of `overrides` replaces the field of `base`.
 Provider merge_providers(Provider base, const Provider& overrides);
 
+// True when every field of `a` equals that of `b` and neither has an
+// on_budget_exceeded callback: callbacks cannot be compared, so a provider with one
+// is never "the same" as another. What a cache keyed by provider settings needs.
+bool same_settings(const Provider& a, const Provider& b);
+
 }  // namespace rath::llm
