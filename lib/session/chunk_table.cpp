@@ -1,10 +1,19 @@
 // Persistent vector: a 32-way trie of full blocks plus a tail block. Appending copies
-// at most one 32-slot tail and one root-to-leaf path (log32 n nodes); every other
+// at most one root-to-leaf path (log32 n nodes) when the tail is full; every other
 // block is shared with the previous table.
+//
+// The tail grows 4 -> 8 -> 16 -> 32 slots, so a one-row table (every user message)
+// costs a 4-slot block, not 32. A table whose tail ends at slot k appends in place by
+// claiming slot k (an atomic counter on the block): the loop's chain of appends then
+// copies nothing. A version that loses the claim (someone already appended to the
+// same tail) copies the tail. Slots below a version's size are never written again,
+// so readers need no lock.
 #include <rath/session/chunk_table.hpp>
 #include <rath/session/error.hpp>
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 
 namespace rath {
 
@@ -15,9 +24,29 @@ constexpr unsigned kBits = 5;
 constexpr std::size_t kWidth = std::size_t{1} << kBits;
 constexpr std::size_t kMask = kWidth - 1;
 
-struct Leaf {
-    std::array<ChunkRowPtr, kWidth> rows;
+// A block of row slots: a trie leaf (always full, 32 slots) or the tail.
+struct Block {
+    std::atomic<std::uint32_t> claimed{0};  // slots written by some version
+    std::uint32_t cap = 0;
+    ChunkRowPtr* rows = nullptr;
 };
+
+template <std::size_t N>
+struct SizedBlock : Block {
+    std::array<ChunkRowPtr, N> slots{};
+    SizedBlock() {
+        cap = N;
+        rows = slots.data();
+    }
+};
+
+std::shared_ptr<Block> new_block(std::size_t min_slots) {
+    if (min_slots <= 4) return std::make_shared<SizedBlock<4>>();
+    if (min_slots <= 8) return std::make_shared<SizedBlock<8>>();
+    if (min_slots <= 16) return std::make_shared<SizedBlock<16>>();
+    return std::make_shared<SizedBlock<kWidth>>();
+}
+
 struct Branch {
     std::array<std::shared_ptr<const void>, kWidth> kids;
 };
@@ -50,32 +79,41 @@ std::shared_ptr<const void> push_leaf(unsigned level, const Branch* parent, std:
 struct ChunkTableImpl {
     std::size_t size = 0;
     unsigned shift = kBits;
-    std::shared_ptr<const void> root;  // Branch (may be null while empty)
-    std::shared_ptr<const Leaf> tail;  // holds rows [tail_offset, size)
+    std::shared_ptr<const void> root;  // Branch (may be null while empty); leaves are Blocks
+    std::shared_ptr<Block> tail;       // holds rows [tail_offset, size)
 
     std::size_t tail_offset() const noexcept { return size < kWidth ? 0 : ((size - 1) >> kBits) << kBits; }
 
     const ChunkRowPtr* block_for(std::size_t i) const noexcept {
-        if (i >= tail_offset()) return tail->rows.data();
+        if (i >= tail_offset()) return tail->rows;
         const void* node = root.get();
         for (unsigned level = shift; level > 0; level -= kBits)
             node = static_cast<const Branch*>(node)->kids[(i >> level) & kMask].get();
-        return static_cast<const Leaf*>(node)->rows.data();
+        return static_cast<const Block*>(node)->rows;
     }
     const ChunkRowPtr& at(std::size_t i) const noexcept { return block_for(i)[i & kMask]; }
 
-    // Appends rows in place; only valid on an impl nobody else sees yet.
+    // Appends rows to this header; only valid on an impl nobody else sees yet (the
+    // blocks it shares are only ever claimed, never overwritten).
     void push(std::span<const ChunkRowPtr> rows) {
         for (const auto& r : rows) {
-            std::size_t in_tail = size - tail_offset();
+            const std::size_t in_tail = size - tail_offset();
             if (size == 0 || in_tail < kWidth) {
-                auto t = tail ? std::make_shared<Leaf>(*tail) : std::make_shared<Leaf>();
-                t->rows[size == 0 ? 0 : in_tail] = r;
-                tail = std::move(t);
+                const auto k = static_cast<std::uint32_t>(in_tail);
+                std::uint32_t expected = k;
+                if (tail && k < tail->cap && tail->claimed.compare_exchange_strong(expected, k + 1)) {
+                    tail->rows[k] = r;
+                } else {
+                    auto t = new_block(std::min<std::size_t>(std::max<std::size_t>(2 * k, k + 1), kWidth));
+                    for (std::uint32_t j = 0; j < k; ++j) t->rows[j] = tail->rows[j];
+                    t->rows[k] = r;
+                    t->claimed.store(k + 1, std::memory_order_relaxed);
+                    tail = std::move(t);
+                }
                 ++size;
                 continue;
             }
-            // Tail full: move it into the trie, start a new tail.
+            // Tail full (32 slots): move it into the trie, start a new tail.
             std::shared_ptr<const void> leaf = tail;
             if ((size >> kBits) > (std::size_t{1} << shift)) {
                 auto b = std::make_shared<Branch>();
@@ -86,8 +124,9 @@ struct ChunkTableImpl {
             } else {
                 root = push_leaf(shift, static_cast<const Branch*>(root.get()), size, std::move(leaf));
             }
-            auto t = std::make_shared<Leaf>();
+            auto t = new_block(1);
             t->rows[0] = r;
+            t->claimed.store(1, std::memory_order_relaxed);
             tail = std::move(t);
             ++size;
         }

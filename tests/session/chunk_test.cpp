@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include <vector>
 
 using namespace rath;
@@ -98,6 +100,50 @@ TEST_CASE("branches of a shared prefix do not see each other's rows") {
     CHECK(right[1100]->payload().at("content") == "right");
     CHECK(right[1101]->payload().at("content") == "right2");
     for (std::size_t i = 0; i < 1100; ++i) CHECK(left[i] == right[i]);
+}
+
+TEST_CASE("two appends to the same version at every tail position keep their own rows") {
+    // The first append claims the shared tail's next slot in place; the second must copy.
+    ChunkTable base;
+    for (int n = 0; n < 70; ++n) {
+        ChunkTable first = base.append(user_text_chunk("first"));
+        ChunkTable second = base.append(user_text_chunk("second"));
+        ChunkTable first2 = first.append(user_text_chunk("first2"));
+        ChunkTable second2 = second.append(user_text_chunk("second2"));
+        REQUIRE(base.size() == static_cast<std::size_t>(n));
+        CHECK(first[n]->payload().at("content") == "first");
+        CHECK(second[n]->payload().at("content") == "second");
+        CHECK(first2[n]->payload().at("content") == "first");
+        CHECK(first2[n + 1]->payload().at("content") == "first2");
+        CHECK(second2[n]->payload().at("content") == "second");
+        CHECK(second2[n + 1]->payload().at("content") == "second2");
+        for (int i = 0; i < n; ++i) {
+            CHECK(first[i] == base[i]);
+            CHECK(second2[i] == base[i]);
+        }
+        base = base.append(user_text_chunk(std::to_string(n)));
+    }
+}
+
+TEST_CASE("appends racing from many threads on one version each see exactly their own row") {
+    ChunkTable base;
+    for (int i = 0; i < 3; ++i) base = base.append(user_text_chunk(std::to_string(i)));
+    constexpr int kThreads = 8;
+    std::vector<ChunkTable> results(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            ChunkTable mine = base;
+            for (int k = 0; k < 40; ++k) mine = mine.append(user_text_chunk("t" + std::to_string(t) + "-" + std::to_string(k)));
+            results[t] = mine;
+        });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) {
+        REQUIRE(results[t].size() == 43);
+        for (int i = 0; i < 3; ++i) CHECK(results[t][i] == base[i]);
+        for (int k = 0; k < 40; ++k)
+            CHECK(results[t][3 + k]->payload().at("content").as_string() == ("t" + std::to_string(t) + "-" + std::to_string(k)).c_str());
+    }
 }
 
 TEST_CASE("out of range access names the index and the size") {
