@@ -208,6 +208,26 @@ std::shared_ptr<const LoopTools> shared_loop_tools(const std::vector<std::shared
     return e.value;
 }
 
+// The agent session's rows as messages, converted once per agent session rather than
+// per loop: every session of an Agent starts from the same agent table. Keyed by table
+// identity (the cache holds the table, so an address is never reused while cached);
+// at most 64 kept.
+std::shared_ptr<const std::vector<llm::Message>> shared_head(const ChunkTable& agent_rows) {
+    using Head = std::shared_ptr<const std::vector<llm::Message>>;
+    static std::mutex mu;
+    static std::vector<std::pair<ChunkTable, Head>> cache;
+    {
+        std::lock_guard lk(mu);
+        for (const auto& [table, head] : cache)
+            if (table.same_as(agent_rows)) return head;
+    }
+    Head head = std::make_shared<const std::vector<llm::Message>>(chunk_table_to_messages(agent_rows));
+    std::lock_guard lk(mu);
+    if (cache.size() >= 64) cache.erase(cache.begin());
+    cache.emplace_back(agent_rows, head);
+    return head;
+}
+
 // One round's request (agent rows, then the conversation) handed to the executor.
 asio::awaitable<llm::ChatResponse> start_round(LoopExecutor& exec, const std::vector<llm::Message>& head,
                                                const std::vector<llm::Message>& convo, const llm::ToolList& schemas,
@@ -279,7 +299,7 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         std::vector<llm::FunctionTool> custom_schemas = exec->tool_schemas();
         const llm::ToolList schemas =
             custom_schemas.empty() ? tools->schemas : llm::ToolList(std::move(custom_schemas));
-        const std::vector<llm::Message> head = chunk_table_to_messages(st->agent.raw_chunks());
+        const std::shared_ptr<const std::vector<llm::Message>> head = shared_head(st->agent.raw_chunks());
         std::vector<llm::Message> convo = chunk_table_to_messages(rows);
 
         // A plain function: only a persisted session awaits (its writer's queue).
@@ -297,7 +317,7 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
             ++rounds_used;
             // Built by a plain function: the request never occupies a slot in this frame,
             // which lives as long as the session.
-            llm::ChatResponse resp = co_await start_round(*exec, head, convo, schemas, opt.provider);
+            llm::ChatResponse resp = co_await start_round(*exec, *head, convo, schemas, opt.provider);
 
             if (resp.usage) {
                 auto prev_usage = out.raw_usage();

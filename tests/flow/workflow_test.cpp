@@ -124,6 +124,23 @@ TEST_CASE("an agent's next forward sees a provider field or tool changed after t
     CHECK_FALSE(reqs[2].extra_create_args.contains("top_k"));
 }
 
+TEST_CASE("agents with different prompts interleaved each send their own system message") {
+    auto s = loop_test::scripted();
+    for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("ok"));
+    flow::Agent a("prompt A", {.provider = s.provider});
+    flow::Agent b("prompt B", {.provider = s.provider});
+    for (int i = 0; i < 2; ++i) {
+        (void)a(Session::from_user_message("qa")).text();
+        (void)b(Session::from_user_message("qb")).text();
+    }
+    auto reqs = s.client->requests();
+    REQUIRE(reqs.size() == 4);
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        REQUIRE(reqs[i].messages.size() == 2);
+        CHECK(reqs[i].messages[0].content == std::optional<std::string>(i % 2 == 0 ? "prompt A" : "prompt B"));
+    }
+}
+
 TEST_CASE("providers compare by their settings and never when a budget callback is set") {
     rath::llm::Provider a{.model = "m", .temperature = 0.5};
     rath::llm::Provider b = a;
