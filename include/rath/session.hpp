@@ -19,6 +19,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -27,6 +28,10 @@
 #include <vector>
 
 namespace rath {
+
+namespace async {
+class Runtime;
+}
 
 namespace detail {
 struct SessionState;
@@ -83,6 +88,13 @@ public:
     const Session& synchronize() const;
     // The same for coroutines (never blocks a thread).
     boost::asio::awaitable<void> async_synchronize() const;
+    // Calls `fn` once the session is no longer pending: at once on this thread when
+    // it is not pending, else on a thread of `runtime` (default: the default runtime)
+    // when its loop finishes. Reading the session inside `fn` never waits (and throws
+    // the loop's error, as synchronize() does). The callback form of
+    // async_synchronize, for services and fan-outs that would otherwise keep a
+    // coroutine per session; `fn` may hold the session, it is released after it runs.
+    void when_ready(std::function<void()> fn, async::Runtime* runtime = nullptr) const;
     boost::asio::awaitable<ChunkTable> async_chunks() const;
     boost::asio::awaitable<std::optional<TokenUsage>> async_usage() const;
 

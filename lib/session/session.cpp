@@ -1,5 +1,6 @@
 #include <rath/session.hpp>
 
+#include <rath/async/runtime.hpp>
 #include <rath/async/this_thread.hpp>
 #include <rath/backend/registry.hpp>
 #include <rath/session/format.hpp>
@@ -10,6 +11,7 @@
 #include "lib/core/pyrepr.hpp"
 #include "lib/session/uuid.hpp"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cxxabi.h>
@@ -241,6 +243,20 @@ boost::asio::awaitable<void> Session::async_synchronize() const {
     if (!p) co_return;
     if (!p->lazy.ready()) co_await p->lazy.async_wait(boost::asio::use_awaitable);
     synchronize();  // ready now: never waits
+}
+
+void Session::when_ready(std::function<void()> fn, async::Runtime* runtime) const {
+    std::shared_ptr<detail::PendingResult> p;
+    if (st_->has_pending.load(std::memory_order_acquire)) {
+        std::lock_guard lk(st_->mu);
+        p = st_->pending;
+    }
+    if (!p || p->lazy.ready()) {
+        fn();
+        return;
+    }
+    async::Runtime& rt = runtime ? *runtime : async::Runtime::default_runtime();
+    p->lazy.async_wait(boost::asio::bind_executor(rt.executor(), [fn = std::move(fn)](boost::system::error_code) { fn(); }));
 }
 
 ChunkTable Session::chunks() const {

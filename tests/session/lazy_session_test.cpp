@@ -59,6 +59,51 @@ TEST_CASE("lineage is readable at once while the transcript waits") {
     CHECK(out.text() == "a");
 }
 
+TEST_CASE("when_ready calls back on a runtime thread once the loop finishes, or at once when settled") {
+    async::Runtime rt({.threads = 1, .name = "when-ready"});
+    async::Lazy<MaterializedSession> lazy;
+    Session out = pending_out(lazy);
+    std::atomic<int> calls{0};
+    std::atomic<bool> on_runtime{false};
+    std::optional<std::string> text;
+    out.when_ready(
+        [&, out] {
+            on_runtime = rt.running_in_this_thread();
+            text = out.text();  // settled: never waits
+            ++calls;
+        },
+        &rt);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(calls == 0);
+    lazy.set_value(two_rows());
+    for (int i = 0; i < 500 && calls == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE(calls == 1);
+    CHECK(on_runtime);
+    CHECK(text == std::optional<std::string>("a"));
+    int inline_calls = 0;
+    out.when_ready([&] { ++inline_calls; });  // no longer pending: runs here
+    CHECK(inline_calls == 1);
+
+    async::Lazy<MaterializedSession> failing;
+    Session bad = pending_out(failing);
+    std::atomic<bool> threw{false};
+    std::atomic<bool> done{false};
+    bad.when_ready(
+        [&, bad] {
+            try {
+                (void)bad.text();
+            } catch (const std::runtime_error&) {
+                threw = true;
+            }
+            done = true;
+        },
+        &rt);
+    failing.set_exception(std::make_exception_ptr(std::runtime_error("loop failed")));
+    for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    CHECK(threw);
+    rt.shutdown();
+}
+
 TEST_CASE("usage also waits and clears the pending state") {
     async::Lazy<MaterializedSession> lazy;
     Session out = pending_out(lazy);
