@@ -73,13 +73,15 @@ void throw_if_error_status(std::string_view provider, const net::HttpResponse& r
 
 // The whole-body call of every client: send `request` (owned here, re-sent on each
 // attempt) under the retry policy and turn a 2xx response into T with `parse`.
+// `provider`, `secret` and `retry` are borrowed from the client, which outlives the
+// awaitable as `http` does (a parked request then holds no copy of the key).
 // The retry loop is written out here rather than built on async_retry_with_backoff:
 // one coroutine frame per request instead of four (retry, its std::function, the
 // attempt lambda, the send), which is what a parked session holds.
 template <class T>
-boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string provider,
-                                            std::string secret, std::optional<double> timeout_seconds,
-                                            RetryOptions retry, T (*parse)(const net::HttpResponse&)) {
+boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string_view provider,
+                                            std::string_view secret, std::optional<double> timeout_seconds,
+                                            const RetryOptions& retry, T (*parse)(const net::HttpResponse&)) {
     const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
     for (int k = 1;; ++k) {
         std::exception_ptr err{};

@@ -1,6 +1,7 @@
 #pragma once
 // Anthropic Messages API client.
 #include <rath/llm/chat_client.hpp>
+#include <rath/llm/retry.hpp>
 
 #include <memory>
 #include <string>
@@ -38,6 +39,7 @@ private:
     // The constant request headers (key, version, content type, accept), for JSON and
     // for SSE responses.
     std::shared_ptr<const rath::net::HeaderBlock> json_headers_{}, sse_headers_{};
+    RetryOptions retry_{};  // from the provider's retry fields and the client options
 };
 
 }  // namespace rath::llm

@@ -39,7 +39,9 @@ public:
     virtual const Provider& provider() const noexcept = 0;
     virtual std::string_view kind() const noexcept = 0;
 
-    // One completion, retried per the provider's policy.
+    // One completion, retried per the provider's policy. The awaitables borrow the
+    // client (its HTTP client, key and retry policy): keep the client alive until they
+    // complete, as the agent loop does.
     virtual boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) = 0;
 
     virtual bool supports_streaming() const noexcept { return false; }

@@ -2,6 +2,7 @@
 // OpenAI-compatible Chat Completions client (OpenAI, Azure, vLLM, Ollama, DeepSeek,
 // Groq, Mistral, OpenRouter, LiteLLM proxies, ...).
 #include <rath/llm/chat_client.hpp>
+#include <rath/llm/retry.hpp>
 
 #include <memory>
 #include <string>
@@ -44,6 +45,7 @@ private:
     // The constant request headers (content type, accept, key, OPENAI_ORG_ID /
     // OPENAI_PROJECT_ID as of construction), for JSON and for SSE responses.
     std::shared_ptr<const rath::net::HeaderBlock> json_headers_{}, sse_headers_{};
+    RetryOptions retry_{};  // from the provider's retry fields and the client options
 };
 
 }  // namespace rath::llm

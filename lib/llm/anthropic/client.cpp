@@ -67,6 +67,7 @@ AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions op
     };
     json_headers_ = headers("application/json");
     sse_headers_ = headers("text/event-stream");
+    retry_ = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
     http_ = detail::make_http(options_);
 }
 
@@ -119,9 +120,8 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatReq
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
     }
-    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout,
-                                                   std::move(retry), &parse_response);
+    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout, retry_,
+                                                   &parse_response);
 }
 
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
@@ -136,7 +136,7 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatReque
         call.provider = "anthropic";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;
-        call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+        call.retry = retry_;
         call.model = model;
         call.make_decoder = [] { return std::make_unique<EventDecoder>(); };
     } catch (...) {

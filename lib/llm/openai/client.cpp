@@ -81,6 +81,7 @@ OpenAIChatClient::OpenAIChatClient(Provider provider, ChatClientOptions options)
     };
     json_headers_ = headers("application/json");
     sse_headers_ = headers("text/event-stream");
+    retry_ = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
     http_ = detail::make_http(options_);
 }
 
@@ -148,8 +149,7 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatReques
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
     }
-    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "openai", api_key_, timeout, std::move(retry),
+    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "openai", api_key_, timeout, retry_,
                                                    &parse_response);
 }
 
@@ -165,7 +165,7 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest 
         call.provider = "openai";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;
-        call.retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
+        call.retry = retry_;
         call.model = model;
         call.make_decoder = [] { return std::make_unique<ChunkDecoder>(); };
     } catch (...) {
