@@ -72,7 +72,11 @@ AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions op
 }
 
 std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const {
-    std::string m = resolve_credential({request.model, provider_.model, env_value("ANTHROPIC_DEFAULT_MODEL")});
+    // Per request: the environment is only read when neither model is set.
+    std::string m;
+    if (request.model) m = resolve_credential({request.model});
+    if (m.empty() && provider_.model) m = resolve_credential({provider_.model});
+    if (m.empty()) m = resolve_credential({env_value("ANTHROPIC_DEFAULT_MODEL")});
     if (m.empty())
         if (auto c = detail::config_fallback("anthropic")) m = resolve_credential({c->model});
     if (m.empty()) throw ProviderConfigError("model is required: set ChatRequest.model or Provider.model");
