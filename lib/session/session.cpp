@@ -43,7 +43,7 @@ struct SessionState {
     ChunkTable chunks;
     std::optional<TokenUsage> usage;
     Lineage lineage;
-    std::optional<SessionLineage> legacy;
+    std::unique_ptr<const SessionLineage> legacy;  // loop outputs only: not inline in every session
     backend::SandboxPtr sandbox;
     std::optional<std::string> backend_name;
     // Shared and immutable: derived sessions point at their parent's spec instead of
@@ -133,7 +133,7 @@ Session::Session(ChunkTable chunks, SessionOptions o)
     st_->chunks = std::move(chunks);
     st_->usage = std::move(o.usage);
     st_->lineage = std::move(o.lineage);
-    st_->legacy = std::move(o.legacy_lineage);
+    if (o.legacy_lineage) st_->legacy = std::make_unique<const SessionLineage>(std::move(*o.legacy_lineage));
     st_->backend_name = std::move(o.sandbox_backend);
     if (o.sandbox_spec) st_->spec = std::make_shared<const backend::SandboxSpec>(std::move(*o.sandbox_spec));
 }
@@ -357,11 +357,12 @@ void Session::add_lineage_extra(std::string key, boost::json::value value) const
 }
 std::optional<SessionLineage> Session::legacy_lineage() const {
     std::lock_guard lk(st_->mu);
-    return st_->legacy;
+    if (!st_->legacy) return std::nullopt;
+    return *st_->legacy;
 }
 void Session::set_legacy_lineage(std::optional<SessionLineage> l) const {
     std::lock_guard lk(st_->mu);
-    st_->legacy = std::move(l);
+    st_->legacy = l ? std::make_unique<const SessionLineage>(std::move(*l)) : nullptr;
 }
 
 // ---------------------------------------------------------------- sandbox
