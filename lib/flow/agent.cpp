@@ -1,5 +1,7 @@
 #include <rath/flow/agent.hpp>
 
+#include <rath/llm/registry.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -30,6 +32,16 @@ std::shared_ptr<const LoopOptions> Agent::loop_options() const {
     o->persist = options_.persist;
     o->persist_path = options_.persist_path;
     o->runtime = options_.runtime;
+    if (!o->client && !o->executor) {
+        // One client per snapshot, shared by its sessions, instead of one per run (each
+        // resolving key, URL and headers again). Built here, on the caller's thread; if
+        // it cannot be built (no key, unknown kind), the loop builds it per run and
+        // reports the error when the output is read, as before.
+        try {
+            o->client = llm::chat_client_for(o->provider);
+        } catch (const std::exception&) {
+        }
+    }
     snapshot_ = o;
     return o;
 }

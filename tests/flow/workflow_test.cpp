@@ -2,10 +2,13 @@
 
 #include <rath/async/block_on.hpp>
 #include <rath/flow.hpp>
+#include <rath/llm/registry.hpp>
+#include <rath/llm/scripted_client.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <sstream>
 
 using rath::Session;
@@ -139,6 +142,29 @@ TEST_CASE("agents with different prompts interleaved each send their own system 
         REQUIRE(reqs[i].messages.size() == 2);
         CHECK(reqs[i].messages[0].content == std::optional<std::string>(i % 2 == 0 ? "prompt A" : "prompt B"));
     }
+}
+
+TEST_CASE("an agent without a client builds one per provider setting, not one per run") {
+    auto s = loop_test::scripted();
+    for (int i = 0; i < 5; ++i) s.client->push(loop_test::text("ok"));
+    static std::atomic<int> built{0};
+    built = 0;
+    rath::llm::register_chat_client("counting-scripted", [](const rath::llm::Provider& p, const rath::llm::ChatClientOptions&) {
+        ++built;
+        return std::static_pointer_cast<rath::llm::ChatClient>(rath::llm::ScriptedChatClient::named(*p.model));
+    });
+    rath::llm::Provider p = s.provider;
+    p.provider_kind = "counting-scripted";
+    flow::Agent agent("x", {.provider = p});
+    for (int i = 0; i < 3; ++i) CHECK(agent(Session::from_user_message("q")).text() == std::optional<std::string>("ok"));
+    CHECK(built == 1);
+    agent.agent()->provider.temperature = 0.5;
+    for (int i = 0; i < 2; ++i) CHECK(agent(Session::from_user_message("q")).text() == std::optional<std::string>("ok"));
+    CHECK(built == 2);
+    // A client that cannot be built is still reported when the output is read.
+    flow::Agent broken("x", {.provider = rath::llm::Provider{.model = "m", .provider_kind = "no-such-kind"}});
+    Session out = broken(Session::from_user_message("q"));
+    CHECK_THROWS_WITH(out.synchronize(), doctest::Contains("unknown provider_kind='no-such-kind'"));
 }
 
 TEST_CASE("providers compare by their settings and never when a budget callback is set") {

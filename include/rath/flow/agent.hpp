@@ -26,7 +26,9 @@ struct AgentOptions {
     std::optional<std::filesystem::path> persist_path{};
     std::shared_ptr<LoopExecutor> executor{};  // replaces the chat client (tests, embedders)
     // The chat client to call (e.g. one built with chat_client_for(provider, {.http = ...})
-    // to set the connection cap); default: chat_client_for(provider) per run.
+    // to set the connection cap); default: chat_client_for(provider), built once and
+    // shared by the agent's runs until agent()->provider changes (key, URL and
+    // environment are read then, not per run).
     std::shared_ptr<llm::ChatClient> client{};
     async::Runtime* runtime = nullptr;
 };
