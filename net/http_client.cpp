@@ -767,6 +767,18 @@ bool HeaderBlock::contains(std::string_view name) const noexcept {
     return std::any_of(headers_.begin(), headers_.end(), [&](const HttpHeader& h) { return iequals(h.name, name); });
 }
 
+std::vector<HttpHeader> HeaderBlock::merged(const std::vector<HttpHeader>& overrides) const {
+    std::vector<HttpHeader> out = headers_;
+    for (const auto& o : overrides) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const HttpHeader& h) { return iequals(h.name, o.name); });
+        if (it != out.end())
+            it->value = o.value;
+        else
+            out.push_back(o);
+    }
+    return out;
+}
+
 std::size_t HttpRequest::body_size() const noexcept {
     std::size_t n = body.size();
     for (const auto& p : body_parts) n += p ? p->size() : 0;

@@ -437,6 +437,12 @@ TEST_CASE("a preset header block is sent before the request's own headers and ca
     CHECK(preset->wire() == "Authorization: Bearer sk-shared\r\nuser-agent: custom/1\r\n");
     CHECK(preset->contains("USER-AGENT"));
     CHECK_FALSE(preset->contains("host"));
+    auto own = preset->merged({{"AUTHORIZATION", "Bearer sk-own"}, {"X-New", "1"}});
+    REQUIRE(own.size() == 3);
+    CHECK(own[0].name == "Authorization");  // replaced in place, keeping the block's spelling
+    CHECK(own[0].value == "Bearer sk-own");
+    CHECK(own[2].name == "X-New");
+    CHECK(preset->headers()[0].value == "Bearer sk-shared");  // the block itself is unchanged
     HttpRequest req{.url = server.url("/p"), .headers = {{"X-Own", "1"}}, .preset_headers = preset, .body = "{}"};
     auto o = boost::json::parse(client.request(req).body).as_object();
     auto& h = o["headers"].as_object();

@@ -40,6 +40,9 @@ public:
     const std::string& wire() const noexcept { return wire_; }
     // Case-insensitive.
     bool contains(std::string_view name) const noexcept;
+    // The fields with each of `overrides` replacing the field of the same name
+    // (case-insensitive) or appended: a request's own list when it must differ.
+    std::vector<HttpHeader> merged(const std::vector<HttpHeader>& overrides) const;
 
 private:
     std::vector<HttpHeader> headers_;

@@ -7,7 +7,6 @@
 #include "lib/llm/stream_driver.hpp"
 #include "lib/llm/transport.hpp"
 
-#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
 
 namespace rath::llm {
@@ -90,17 +89,10 @@ net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::
                               const boost::json::object& body, detail::TransportExtras& extras) {
     net::HttpRequest req;
     req.url = std::move(url);
-    if (extras.headers.empty()) {
+    if (extras.headers.empty())
         req.preset_headers = preset;
-    } else {
-        req.headers = preset->headers();
-        for (auto& h : extras.headers) {
-            bool replaced = false;
-            for (auto& e : req.headers)
-                if (boost::algorithm::iequals(e.name, h.name)) e.value = h.value, replaced = true;
-            if (!replaced) req.headers.push_back(h);
-        }
-    }
+    else
+        req.headers = preset->merged(extras.headers);
     req.body = boost::json::serialize(body);
     return req;
 }

@@ -7,7 +7,6 @@
 #include "lib/llm/stream_driver.hpp"
 #include "lib/llm/transport.hpp"
 
-#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
 
 namespace rath::llm {
@@ -27,15 +26,6 @@ public:
 private:
     openai::ChunkMapper mapper_;
 };
-
-void set_header(std::vector<net::HttpHeader>& hs, std::string name, std::string value) {
-    for (auto& h : hs)
-        if (boost::algorithm::iequals(h.name, name)) {
-            h.value = std::move(value);
-            return;
-        }
-    hs.push_back({std::move(name), std::move(value)});
-}
 }  // namespace
 
 OpenAIChatClient::OpenAIChatClient(Provider provider, ChatClientOptions options)
@@ -122,12 +112,10 @@ net::HttpRequest make_request(const std::string& url, const std::shared_ptr<cons
         for (const auto& [k, v] : extras.query) qs += (qs.empty() ? "" : "&") + detail::url_encode(k) + "=" + detail::url_encode(v);
         req.url += (req.url.find('?') == std::string::npos ? "?" : "&") + qs;
     }
-    if (extras.headers.empty()) {
+    if (extras.headers.empty())
         req.preset_headers = preset;
-    } else {
-        req.headers = preset->headers();
-        for (auto& h : extras.headers) set_header(req.headers, h.name, h.value);
-    }
+    else
+        req.headers = preset->merged(extras.headers);
     req.body = std::move(body.head);
     req.body_parts = std::move(body.parts);
     return req;
