@@ -800,15 +800,13 @@ HttpClient::HttpClient(HttpClientOptions options)
 HttpClient::HttpClient(rath::async::Runtime& runtime, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(runtime, std::move(options))) {}
 
+// The owning forms keep `request` in their own frame and borrow it to the view forms.
 asio::awaitable<HttpResponse> HttpClient::async_request(HttpRequest request) {
-    auto self = impl_;
-    co_return co_await Impl::run(std::move(self), request, nullptr);  // `request` lives in this frame
+    co_return co_await async_request_view(request);
 }
 
 asio::awaitable<HttpResponse> HttpClient::async_stream(HttpRequest request, std::function<void(std::string_view)> on_body) {
-    auto self = impl_;
-    const auto* sink = on_body ? &on_body : nullptr;
-    co_return co_await Impl::run(std::move(self), request, sink);
+    co_return co_await async_stream_view(request, std::move(on_body));
 }
 
 asio::awaitable<HttpResponse> HttpClient::async_request_view(const HttpRequest& request) {
