@@ -1,5 +1,7 @@
 #include "lib/llm/json_util.hpp"
 
+#include <rath/llm/error.hpp>
+
 #include <boost/json.hpp>
 
 #include <cmath>
@@ -102,6 +104,16 @@ std::string scalar_text(dom::element e) {
 dom::element parse(dom::parser& parser, std::string_view text) {
     // realloc_if_needed=true copies into padded storage, so any view is fine.
     return parser.parse(text.data(), text.size(), true).value();
+}
+
+dom::element parse_response_body(dom::parser& parser, std::string_view body, int status, std::string_view provider,
+                                 std::string_view what) {
+    dom::element root;
+    if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS)
+        throw ResponseFormatError(ProviderErrorInfo{.provider = std::string(provider), .status = status,
+                                                    .type = "invalid_response",
+                                                    .message = std::string(what) + " response is not JSON"});
+    return root;
 }
 
 }  // namespace rath::llm::detail

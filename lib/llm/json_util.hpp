@@ -32,6 +32,10 @@ std::string scalar_text(dom::element e);
 
 // Parses into a reusable parser; throws simdjson_error on invalid JSON.
 dom::element parse(dom::parser& parser, std::string_view text);
+// The same for a whole response body: one that is not JSON is a ResponseFormatError
+// (type invalid_response, "<what> response is not JSON") from `provider`.
+dom::element parse_response_body(dom::parser& parser, std::string_view body, int status, std::string_view provider,
+                                 std::string_view what);
 
 // Scope guard for a call site's `thread_local dom::parser` (a parser allocates its
 // buffers on first use, so reusing one per thread saves that per call). Each site keeps

@@ -86,11 +86,7 @@ namespace {
 std::string parse_description(const net::HttpResponse& resp) {
     thread_local dom::parser cached_parser;  // the result is copied out before it returns
     detail::ReusedParser reused(cached_parser);
-    dom::parser& parser = reused.get();
-    dom::element root;
-    if (parser.parse(resp.body.data(), resp.body.size(), true).get(root) != simdjson::SUCCESS)
-        throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,
-                                                    .type = "invalid_response", .message = "VLM response is not JSON"});
+    dom::element root = detail::parse_response_body(reused.get(), resp.body, resp.status, "openai", "VLM");
     auto choices = detail::array_field(root, "choices");
     if (!choices || choices->size() == 0) return std::string();
     auto msg = detail::field(choices->at(0).value(), "message");

@@ -75,6 +75,18 @@ TEST_CASE("empty embedding data is an error and a missing key is reported") {
     rt.shutdown();
 }
 
+TEST_CASE("a 200 whose body is not JSON is a response format error naming the embedding or VLM response") {
+    rath::test::CleanEnv env;
+    rath::async::Runtime rt({.threads = 1});
+    LoopbackServer server([](const RecordedRequest&, int) { return Reply::json(200, "<html>gateway</html>"); });
+    EmbeddingClient e(EmbeddingProvider{.base_url = server.url(), .api_key = "k-1234"}, ChatClientOptions{.runtime = &rt});
+    CHECK_THROWS_WITH_AS(e.embed_one("x"), doctest::Contains("embedding response is not JSON"), rath::ResponseFormatError);
+    VLMClient v(VLMProvider{.model = "vis", .base_url = server.url(), .api_key = "k-1234"}, ChatClientOptions{.runtime = &rt});
+    CHECK_THROWS_WITH_AS(v.describe(std::string("\x89PNG", 4), "x"), doctest::Contains("VLM response is not JSON"),
+                         rath::ResponseFormatError);
+    rt.shutdown();
+}
+
 TEST_CASE("embedding from_config prefers the embedding entry then the default provider key") {
     rath::test::CleanEnv env;
     auto store = std::make_shared<rath::config::ConfigStore>(env.dir() / "config.json");
