@@ -255,106 +255,143 @@ void check_budget(const Session& out, const llm::Provider& provider, std::int64_
     }
 }
 
+// What a loop keeps between rounds. Built and updated by plain functions, so that
+// their temporaries never take a slot in the loop's coroutine frame, which lives as
+// long as the session (GCC keeps every local and await temporary of a coroutine in
+// its frame for the frame's whole life).
+struct LoopRun {
+    std::shared_ptr<const LoopTools> tools;
+    std::shared_ptr<LoopExecutor> exec;
+    llm::ToolList schemas;
+    std::shared_ptr<const std::vector<llm::Message>> head;
+    ChunkTable rows;
+    std::vector<llm::Message> convo;
+    std::vector<std::string> bodies;
+};
+
+LoopRun prepare_run(const LoopState& st) {
+    const LoopOptions& opt = *st.opt;
+    LoopRun run;
+    run.tools = shared_loop_tools(opt.tools);  // may throw ToolNameConflictError
+    run.exec = opt.executor;
+    if (run.exec && opt.on_event)
+        throw std::invalid_argument(
+            "on_event with a custom executor is not supported; wire streaming inside your executor's "
+            "async_complete instead.");
+    if (!run.exec) {
+        std::shared_ptr<llm::ChatClient> client = opt.client ? opt.client : llm::chat_client_for(opt.provider);
+        run.exec = std::make_shared<DefaultExecutor>(std::move(client), opt.on_event);
+    }
+    run.rows = st.user.raw_chunks();
+    st.out.set_raw_chunks(run.rows);
+    return run;
+}
+
+// The parts of a run that may throw a loop error (custom schemas, the conversation):
+// called inside the loop's try block, like the code they came from.
+void prepare_messages(LoopRun& run, const LoopState& st) {
+    std::vector<llm::FunctionTool> custom_schemas = run.exec->tool_schemas();
+    run.schemas = custom_schemas.empty() ? run.tools->schemas : llm::ToolList(std::move(custom_schemas));
+    run.head = shared_head(st.agent.raw_chunks());
+    run.convo = chunk_table_to_messages(run.rows);
+}
+
+void append_row(LoopRun& run, const Session& out, ChunkRowPtr row) {
+    run.rows = run.rows.append(row);
+    out.set_raw_chunks(run.rows);  // a new table object per append (§2.8 identity)
+    run.convo.push_back(chunk_row_to_message(*row, run.rows.size() - 1));
+}
+
+void absorb_usage(const Session& out, const llm::Provider& provider, const std::optional<llm::TokenUsage>& usage) {
+    if (!usage) return;
+    auto prev_usage = out.raw_usage();
+    std::int64_t prev = prev_usage ? prev_usage->total_tokens : 0;
+    auto cumulative = llm::add_usage(prev_usage, usage);
+    out.set_raw_usage(cumulative);
+    check_budget(out, provider, prev, *cumulative);
+}
+
+// The assistant row of a round; true when it asks for tools.
+bool append_assistant_turn(LoopRun& run, const Session& out, const llm::AssistantMessage& msg) {
+    if (!msg.tool_calls || msg.tool_calls->empty()) {
+        append_row(run, out, assistant_turn_chunk({}, msg.content));
+        return false;
+    }
+    std::vector<AssistantToolCall> calls;
+    calls.reserve(msg.tool_calls->size());
+    for (auto& tc : *msg.tool_calls)
+        calls.push_back(AssistantToolCall{tc.id, tc.function.name, tc.function.arguments, tc.type});
+    append_row(run, out, assistant_turn_chunk(calls, msg.content));
+    return true;
+}
+
+void append_tool_results(LoopRun& run, const Session& out, const std::vector<llm::ToolCallPart>& calls) {
+    for (std::size_t i = 0; i < run.bodies.size(); ++i)
+        append_row(run, out, tool_feedback_chunk(calls[i].id, calls[i].function.name, std::move(run.bodies[i])));
+}
+
+void note_truncated(const Session& out, int max_tool_rounds) {
+    log_warning("run_session_loop hit max_tool_rounds=" + std::to_string(max_tool_rounds) +
+                " without finish_reason in (stop, length, content_filter); last row may be a tool_result");
+    out.add_lineage_extra("loop.truncated", true);
+}
+
+asio::awaitable<persistence::AsyncSessionWriter> open_writer(const LoopState& st) {
+    const LoopOptions& opt = *st.opt;
+    persistence::AsyncWriterOptions wo;
+    if (opt.persist_path) wo.writer.path = *opt.persist_path;
+    wo.writer.sandbox_handle_id = opt.sandbox_handle_id;
+    wo.runtime = opt.runtime;
+    co_return co_await persistence::AsyncSessionWriter::async_open(st.out, std::move(wo));
+}
+
+// Queues rows [from, end) on the session's writer, in order.
+asio::awaitable<void> persist_rows(persistence::AsyncSessionWriter& writer, ChunkTable rows, std::size_t from) {
+    for (std::size_t i = from; i < rows.size(); ++i) co_await writer.async_enqueue_chunk(i, rows[i]);
+}
+
+MaterializedSession finish_run(const LoopRun& run, const Session& out) {
+    session_registry().set_active(out);
+    return MaterializedSession{run.rows, out.raw_usage()};
+}
+
 // The loop body (§2.3). Runs on the output session's own strand.
 asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
-    Session& out = st->out;
-    const LoopOptions& opt = *st->opt;
-    async::Runtime& rt = opt.runtime ? *opt.runtime : async::Runtime::default_runtime();
-
     // Inputs may themselves be pending loop outputs: wait for them here, on the
     // runtime, so that chaining never blocks the caller.
     // (Checked first: awaiting a settled session would still cost a coroutine frame.)
     if (st->user.pending()) co_await st->user.async_synchronize();
     if (st->agent.pending()) co_await st->agent.async_synchronize();
 
-    const std::shared_ptr<const LoopTools> tools = shared_loop_tools(opt.tools);  // may throw ToolNameConflictError
-    const tool::ToolTable& table = tools->table;
-
-    std::shared_ptr<LoopExecutor> exec = opt.executor;
-    if (exec && opt.on_event)
-        throw std::invalid_argument(
-            "on_event with a custom executor is not supported; wire streaming inside your executor's "
-            "async_complete instead.");
-    if (!exec) {
-        std::shared_ptr<llm::ChatClient> client = opt.client ? opt.client : llm::chat_client_for(opt.provider);
-        exec = std::make_shared<DefaultExecutor>(std::move(client), opt.on_event);
-    }
-
-    ChunkTable rows = st->user.raw_chunks();
-    out.set_raw_chunks(rows);
+    const LoopOptions& opt = *st->opt;
+    LoopRun run = prepare_run(*st);
     std::optional<persistence::AsyncSessionWriter> writer;
-    if (opt.persist || opt.persist_path) {
-        persistence::AsyncWriterOptions wo;
-        if (opt.persist_path) wo.writer.path = *opt.persist_path;
-        wo.writer.sandbox_handle_id = opt.sandbox_handle_id;
-        wo.runtime = opt.runtime;
-        writer.emplace(co_await persistence::AsyncSessionWriter::async_open(out, wo));
-    }
+    if (opt.persist || opt.persist_path) writer.emplace(co_await open_writer(*st));
 
     std::exception_ptr failure;
     try {
-        if (writer)
-            for (std::size_t i = 0; i < rows.size(); ++i) co_await writer->async_enqueue_chunk(i, rows[i]);
-
-        std::vector<llm::FunctionTool> custom_schemas = exec->tool_schemas();
-        const llm::ToolList schemas =
-            custom_schemas.empty() ? tools->schemas : llm::ToolList(std::move(custom_schemas));
-        const std::shared_ptr<const std::vector<llm::Message>> head = shared_head(st->agent.raw_chunks());
-        std::vector<llm::Message> convo = chunk_table_to_messages(rows);
-
-        // A plain function: only a persisted session awaits (its writer's queue).
-        auto append = [&](ChunkRowPtr row) -> ChunkRowPtr {
-            rows = rows.append(row);
-            out.set_raw_chunks(rows);  // a new table object per append (§2.8 identity)
-            convo.push_back(chunk_row_to_message(*row, rows.size() - 1));
-            return row;
-        };
-
-        int rounds_used = 0;
+        if (writer) co_await persist_rows(*writer, run.rows, 0);
+        prepare_messages(run, *st);
         bool finished = false;
-        std::vector<std::string> bodies;
-        for (int round = 0; round < opt.max_tool_rounds; ++round) {
-            ++rounds_used;
-            // Built by a plain function: the request never occupies a slot in this frame,
-            // which lives as long as the session.
-            llm::ChatResponse resp = co_await start_round(*exec, *head, convo, schemas, opt.provider);
-
-            if (resp.usage) {
-                auto prev_usage = out.raw_usage();
-                std::int64_t prev = prev_usage ? prev_usage->total_tokens : 0;
-                auto cumulative = llm::add_usage(prev_usage, resp.usage);
-                out.set_raw_usage(cumulative);
-                check_budget(out, opt.provider, prev, *cumulative);
-            }
+        for (int round = 0; round < opt.max_tool_rounds && !finished; ++round) {
+            // The request is built by a plain function: it never occupies this frame.
+            llm::ChatResponse resp = co_await start_round(*run.exec, *run.head, run.convo, run.schemas, opt.provider);
+            absorb_usage(st->out, opt.provider, resp.usage);
             const llm::ChatChoice& choice = resp.primary_choice();
-            const llm::AssistantMessage& msg = choice.message;
-            if (msg.tool_calls && !msg.tool_calls->empty()) {
-                std::vector<AssistantToolCall> calls;
-                calls.reserve(msg.tool_calls->size());
-                for (auto& tc : *msg.tool_calls)
-                    calls.push_back(AssistantToolCall{tc.id, tc.function.name, tc.function.arguments, tc.type});
-                ChunkRowPtr turn = append(assistant_turn_chunk(calls, msg.content));
-                if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(turn));
-                co_await dispatch_round(rt, exec.get(), table, out, *msg.tool_calls, bodies);
-                for (std::size_t i = 0; i < bodies.size(); ++i) {
-                    ChunkRowPtr fb = append(tool_feedback_chunk((*msg.tool_calls)[i].id,
-                                                                (*msg.tool_calls)[i].function.name, std::move(bodies[i])));
-                    if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(fb));
-                }
+            std::size_t mark = run.rows.size();
+            const bool wants_tools = append_assistant_turn(run, st->out, choice.message);
+            if (writer) co_await persist_rows(*writer, run.rows, mark);
+            if (!wants_tools) {
+                finished = llm::is_final_answer(choice.finish_reason);
                 continue;
             }
-            ChunkRowPtr last = append(assistant_turn_chunk({}, msg.content));
-            if (writer) co_await writer->async_enqueue_chunk(rows.size() - 1, std::move(last));
-            if (llm::is_final_answer(choice.finish_reason)) {
-                finished = true;
-                break;
-            }
+            async::Runtime& rt = opt.runtime ? *opt.runtime : async::Runtime::default_runtime();
+            co_await dispatch_round(rt, run.exec.get(), run.tools->table, st->out, *choice.message.tool_calls, run.bodies);
+            mark = run.rows.size();
+            append_tool_results(run, st->out, *choice.message.tool_calls);
+            if (writer) co_await persist_rows(*writer, run.rows, mark);
         }
-        if (!finished && rounds_used >= opt.max_tool_rounds) {
-            log_warning("run_session_loop hit max_tool_rounds=" + std::to_string(opt.max_tool_rounds) +
-                        " without finish_reason in (stop, length, content_filter); last row may be a tool_result");
-            out.add_lineage_extra("loop.truncated", true);
-        }
+        if (!finished) note_truncated(st->out, opt.max_tool_rounds);
     } catch (...) {
         failure = std::current_exception();
     }
@@ -370,8 +407,7 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         std::rethrow_exception(failure);
     }
     if (writer) co_await writer->async_close();
-    session_registry().set_active(out);
-    co_return MaterializedSession{rows, out.raw_usage()};
+    co_return finish_run(run, st->out);
 }
 
 // §2.1 steps 2–5: the output session, built eagerly on the caller's thread, and the
