@@ -29,6 +29,21 @@ namespace detail {
 struct PendingResult {
     async::Lazy<MaterializedSession> lazy;
     bool consumed = false;  // guarded by SessionState::mu
+    // Serializes synchronize() callers. Here rather than in every session: only a
+    // pending session needs it.
+    std::mutex sync_mu;
+};
+
+// Where a session runs its tools. Most sessions have no placement at all, so it is
+// allocated on first use instead of taking ~90 B in every session.
+struct Placement {
+    backend::SandboxPtr sandbox;
+    std::optional<std::string> backend_name;
+    // Shared and immutable: derived sessions point at their parent's spec.
+    std::shared_ptr<const backend::SandboxSpec> spec;
+    // An open in progress: concurrent require_sandbox() calls wait for it instead of
+    // opening a second sandbox (pitfall 5).
+    std::optional<async::Lazy<backend::SandboxPtr>> opening;
 };
 
 struct SessionState {
@@ -41,24 +56,30 @@ struct SessionState {
     // other threads read them (session.md §10.2 pitfall 6), so everything is under mu.
     mutable std::mutex mu;
     ChunkTable chunks;
-    std::optional<TokenUsage> usage;
+    std::unique_ptr<const TokenUsage> usage;        // by pointer: only outputs carry usage
     Lineage lineage;
     std::unique_ptr<const SessionLineage> legacy;  // loop outputs only: not inline in every session
-    backend::SandboxPtr sandbox;
-    std::optional<std::string> backend_name;
-    // Shared and immutable: derived sessions point at their parent's spec instead of
-    // each holding a copy (most sessions have none; the inline optional was 192 B).
-    std::shared_ptr<const backend::SandboxSpec> spec;
+    std::unique_ptr<Placement> place;
     int depth = 0;
     std::shared_ptr<PendingResult> pending;
-    // An open in progress: concurrent require_sandbox() calls wait for it instead of
-    // opening a second sandbox (pitfall 5).
-    std::optional<async::Lazy<backend::SandboxPtr>> opening;
 
     // Cleared only after the result is published (pitfall 7): a reader that sees
     // false also sees the published transcript.
     std::atomic<bool> has_pending{false};
-    std::mutex sync_mu;
+
+    // Callers hold mu.
+    const Placement& placed() const {
+        static const Placement none;
+        return place ? *place : none;
+    }
+    Placement& placement() {
+        if (!place) place = std::make_unique<Placement>();
+        return *place;
+    }
+    std::optional<TokenUsage> get_usage() const { return usage ? std::optional<TokenUsage>(*usage) : std::nullopt; }
+    void set_usage(std::optional<TokenUsage> u) {
+        usage = u ? std::make_unique<const TokenUsage>(std::move(*u)) : nullptr;
+    }
 };
 
 namespace {
@@ -96,6 +117,7 @@ SessionState::~SessionState() {
 
 }  // namespace detail
 
+using detail::Placement;
 using detail::SessionState;
 
 namespace {
@@ -108,8 +130,7 @@ void close_slot(SessionState& st) {
     backend::SandboxPtr old;
     {
         std::lock_guard lk(st.mu);
-        old = std::move(st.sandbox);
-        st.sandbox.reset();
+        if (st.place) old = std::move(st.place->sandbox);
     }
     if (old && !old->closed()) old->release();
 }
@@ -131,11 +152,14 @@ Session::Session() : Session(ChunkTable{}) {}
 Session::Session(ChunkTable chunks, SessionOptions o)
     : st_(std::make_shared<SessionState>(o.id ? std::move(*o.id) : detail::new_uuid_v4())) {
     st_->chunks = std::move(chunks);
-    st_->usage = std::move(o.usage);
+    st_->set_usage(std::move(o.usage));
     st_->lineage = std::move(o.lineage);
     if (o.legacy_lineage) st_->legacy = std::make_unique<const SessionLineage>(std::move(*o.legacy_lineage));
-    st_->backend_name = std::move(o.sandbox_backend);
-    if (o.sandbox_spec) st_->spec = std::make_shared<const backend::SandboxSpec>(std::move(*o.sandbox_spec));
+    if (o.sandbox_backend || o.sandbox_spec) {
+        Placement& pl = st_->placement();
+        pl.backend_name = std::move(o.sandbox_backend);
+        if (o.sandbox_spec) pl.spec = std::make_shared<const backend::SandboxSpec>(std::move(*o.sandbox_spec));
+    }
 }
 
 Session Session::from_user_message(std::string text) { return Session(ChunkTable{user_text_chunk(std::move(text))}); }
@@ -182,7 +206,9 @@ Session Session::make_pending(ChunkTable seed, SessionOptions options, async::La
 
 void Session::set_pending(async::Lazy<MaterializedSession> result) const {
     std::lock_guard lk(st_->mu);
-    st_->pending = std::make_shared<detail::PendingResult>(detail::PendingResult{std::move(result), false});
+    auto p = std::make_shared<detail::PendingResult>();
+    p->lazy = std::move(result);
+    st_->pending = std::move(p);
     st_->has_pending.store(true, std::memory_order_release);
 }
 
@@ -206,7 +232,7 @@ const Session& Session::synchronize() const {
         throw async::DeadlockError("Session " + st_->id +
                                    " is still being produced; reading it on a runtime thread would deadlock. "
                                    "co_await session.async_chunks() instead");
-    std::lock_guard sl(st_->sync_mu);
+    std::lock_guard sl(p->sync_mu);
     {
         std::lock_guard lk(st_->mu);
         if (st_->pending != p) return *this;  // another thread materialized it
@@ -215,7 +241,7 @@ const Session& Session::synchronize() const {
         const MaterializedSession& m = p->lazy.get();
         std::lock_guard lk(st_->mu);
         st_->chunks = m.chunks;
-        st_->usage = m.usage;
+        st_->set_usage(m.usage);
         p->consumed = true;
         st_->pending.reset();
         st_->has_pending.store(false, std::memory_order_release);
@@ -268,7 +294,7 @@ ChunkTable Session::chunks() const {
 std::optional<TokenUsage> Session::usage() const {
     if (st_->has_pending.load(std::memory_order_acquire) && tool_dispatch_depth() == 0) synchronize();
     std::lock_guard lk(st_->mu);
-    return st_->usage;
+    return st_->get_usage();
 }
 
 boost::asio::awaitable<ChunkTable> Session::async_chunks() const {
@@ -306,12 +332,12 @@ void Session::set_raw_chunks(ChunkTable chunks) const {
 
 std::optional<TokenUsage> Session::raw_usage() const {
     std::lock_guard lk(st_->mu);
-    return st_->usage;
+    return st_->get_usage();
 }
 
 void Session::set_raw_usage(std::optional<TokenUsage> usage) const {
     std::lock_guard lk(st_->mu);
-    st_->usage = std::move(usage);
+    st_->set_usage(std::move(usage));
 }
 
 std::size_t Session::append_chunk(ChunkRowPtr row) const {
@@ -370,8 +396,9 @@ void Session::set_legacy_lineage(std::optional<SessionLineage> l) const {
 Session& Session::to(std::string backend) {
     close_sandbox();
     std::lock_guard lk(st_->mu);
-    st_->backend_name = std::move(backend);
-    st_->spec.reset();
+    Placement& pl = st_->placement();
+    pl.backend_name = std::move(backend);
+    pl.spec.reset();
     return *this;
 }
 
@@ -382,8 +409,9 @@ Session& Session::to(std::string backend, std::string working_dir) {
 Session& Session::to(std::string backend, backend::SandboxSpec spec) {
     close_sandbox();
     std::lock_guard lk(st_->mu);
-    st_->backend_name = std::move(backend);
-    st_->spec = std::make_shared<const backend::SandboxSpec>(std::move(spec));
+    Placement& pl = st_->placement();
+    pl.backend_name = std::move(backend);
+    pl.spec = std::make_shared<const backend::SandboxSpec>(std::move(spec));
     return *this;
 }
 
@@ -397,69 +425,71 @@ Session& Session::bind_sandbox(backend::SandboxPtr sb) {
     backend::SandboxPtr old;
     {
         std::lock_guard lk(st_->mu);
-        if (st_->sandbox == sb) return *this;
-        old = std::move(st_->sandbox);
-        st_->sandbox.reset();
+        if (st_->placed().sandbox == sb) return *this;
+        if (st_->place) old = std::move(st_->place->sandbox);
     }
     // Release the previous one first, then take the new reference.
     if (old && !old->closed()) old->release();
     sb->acquire();
     std::lock_guard lk(st_->mu);
-    st_->sandbox = sb;
-    st_->backend_name = std::string(sb->backend_name());
-    st_->spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
+    Placement& pl = st_->placement();
+    pl.sandbox = sb;
+    pl.backend_name = std::string(sb->backend_name());
+    pl.spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
     return *this;
 }
 
 backend::SandboxPtr Session::sandbox() const {
     std::lock_guard lk(st_->mu);
-    return st_->sandbox;
+    return st_->placed().sandbox;
 }
 
 std::optional<std::string> Session::sandbox_backend() const {
     std::lock_guard lk(st_->mu);
-    return st_->backend_name;
+    return st_->placed().backend_name;
 }
 
 std::optional<backend::SandboxSpec> Session::sandbox_spec() const {
     std::lock_guard lk(st_->mu);
-    if (!st_->spec) return std::nullopt;
-    return *st_->spec;
+    const auto& spec = st_->placed().spec;
+    if (!spec) return std::nullopt;
+    return *spec;
 }
 
 backend::SandboxPtr Session::ensure_sandbox() const {
     for (;;) {
         std::unique_lock lk(st_->mu);
-        if (st_->sandbox && !st_->sandbox->closed()) return st_->sandbox;
-        if (st_->sandbox) st_->sandbox.reset();
-        if (st_->opening) {
-            auto op = *st_->opening;
+        Placement& pl = st_->placement();
+        if (pl.sandbox && !pl.sandbox->closed()) return pl.sandbox;
+        if (pl.sandbox) pl.sandbox.reset();
+        if (pl.opening) {
+            auto op = *pl.opening;
             lk.unlock();
             op.wait();  // throws DeadlockError on an io thread: use async_require_sandbox there
             if (op.failed()) (void)op.get();
             continue;
         }
-        if (!st_->backend_name) throw SessionError(kNoBackend);
+        if (!pl.backend_name) throw SessionError(kNoBackend);
         async::Lazy<backend::SandboxPtr> op;
-        st_->opening = op;
-        std::string name = *st_->backend_name;
+        pl.opening = op;
+        std::string name = *pl.backend_name;
         std::optional<backend::SandboxSpec> spec;
-        if (st_->spec) spec = *st_->spec;
+        if (pl.spec) spec = *pl.spec;
         lk.unlock();
         try {
             auto sb = backend::get_backend(name).open(spec);
             sb->acquire();
             {
                 std::lock_guard g(st_->mu);
-                st_->sandbox = sb;
-                st_->opening.reset();
+                pl.sandbox = sb;
+                pl.opening.reset();
             }
             op.set_value(sb);
             return sb;
         } catch (...) {
             {
                 std::lock_guard g(st_->mu);
-                st_->opening.reset();
+                pl.opening.reset();
             }
             op.set_exception(std::current_exception());
             (void)op.exception();  // the caller gets it by rethrow; do not report it as dropped
@@ -476,16 +506,17 @@ boost::asio::awaitable<backend::SandboxPtr> Session::async_ensure_sandbox() cons
         std::optional<backend::SandboxSpec> spec;
         {
             std::lock_guard lk(st_->mu);
-            if (st_->sandbox && !st_->sandbox->closed()) co_return st_->sandbox;
-            if (st_->sandbox) st_->sandbox.reset();
-            if (st_->opening) {
-                wait_for = *st_->opening;
+            Placement& pl = st_->placement();
+            if (pl.sandbox && !pl.sandbox->closed()) co_return pl.sandbox;
+            if (pl.sandbox) pl.sandbox.reset();
+            if (pl.opening) {
+                wait_for = *pl.opening;
             } else {
-                if (!st_->backend_name) throw SessionError(kNoBackend);
+                if (!pl.backend_name) throw SessionError(kNoBackend);
                 mine.emplace();
-                st_->opening = *mine;
-                name = *st_->backend_name;
-                if (st_->spec) spec = *st_->spec;
+                pl.opening = *mine;
+                name = *pl.backend_name;
+                if (pl.spec) spec = *pl.spec;
             }
         }
         if (wait_for) {
@@ -503,8 +534,8 @@ boost::asio::awaitable<backend::SandboxPtr> Session::async_ensure_sandbox() cons
         }
         {
             std::lock_guard g(st_->mu);
-            if (!err) st_->sandbox = sb;
-            st_->opening.reset();
+            if (!err) st_->placement().sandbox = sb;
+            st_->placement().opening.reset();
         }
         if (err) {
             mine->set_exception(err);
@@ -519,11 +550,11 @@ boost::asio::awaitable<backend::SandboxPtr> Session::async_ensure_sandbox() cons
 backend::SandboxPtr Session::require_sandbox() const {
     {
         std::lock_guard lk(st_->mu);
-        if (st_->sandbox) {
-            if (st_->sandbox->closed()) throw SessionError("session sandbox is closed");
-            return st_->sandbox;
+        if (st_->placed().sandbox) {
+            if (st_->placed().sandbox->closed()) throw SessionError("session sandbox is closed");
+            return st_->placed().sandbox;
         }
-        if (!st_->backend_name && !st_->opening) throw SessionError(kNoBackend);
+        if (!st_->placed().backend_name && !st_->placed().opening) throw SessionError(kNoBackend);
     }
     return ensure_sandbox();
 }
@@ -531,11 +562,11 @@ backend::SandboxPtr Session::require_sandbox() const {
 boost::asio::awaitable<backend::SandboxPtr> Session::async_require_sandbox() const {
     {
         std::lock_guard lk(st_->mu);
-        if (st_->sandbox) {
-            if (st_->sandbox->closed()) throw SessionError("session sandbox is closed");
-            co_return st_->sandbox;
+        if (st_->placed().sandbox) {
+            if (st_->placed().sandbox->closed()) throw SessionError("session sandbox is closed");
+            co_return st_->placed().sandbox;
         }
-        if (!st_->backend_name && !st_->opening) throw SessionError(kNoBackend);
+        if (!st_->placed().backend_name && !st_->placed().opening) throw SessionError(kNoBackend);
     }
     co_return co_await async_ensure_sandbox();
 }
@@ -582,21 +613,23 @@ Session Session::derive(ChunkTable rows, std::optional<TokenUsage> usage) const 
     SessionOptions o;
     {
         std::lock_guard lk(st_->mu);
-        o.sandbox_backend = st_->backend_name;
-        spec = st_->spec;
-        sb = st_->sandbox;
+        const Placement& pl = st_->placed();
+        o.sandbox_backend = pl.backend_name;
+        spec = pl.spec;
+        sb = pl.sandbox;
     }
     o.usage = std::move(usage);
     Session out(std::move(rows), std::move(o));
-    out.st_->spec = std::move(spec);  // shared, not copied
+    if (spec) out.st_->placement().spec = std::move(spec);  // shared, not copied
     if (sb && !sb->closed()) {
         try {
             out.bind_sandbox(sb);
         } catch (const backend::BackendSandboxClosed&) {
             // Closed in between: the result stays unbound but keeps the target.
             std::lock_guard lk(out.st_->mu);
-            out.st_->backend_name = std::string(sb->backend_name());
-            out.st_->spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
+            Placement& pl = out.st_->placement();
+            pl.backend_name = std::string(sb->backend_name());
+            pl.spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
         }
     }
     return out;
