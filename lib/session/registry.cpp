@@ -12,8 +12,8 @@ void SessionRegistry::register_session(const Session& s) {
         return;
     }
     if (order_.size() >= prune_at_) prune_locked();
-    index_.emplace(s.id(), order_.size());
     order_.push_back(Entry{s.id(), WeakSession(s)});
+    index_.emplace(order_.back().id, order_.size() - 1);
 }
 
 // Drops dead entries; the next prune happens when the registry has doubled, so the
@@ -27,7 +27,7 @@ void SessionRegistry::prune_locked() {
 
 std::optional<Session> SessionRegistry::get(std::string_view id) const {
     std::lock_guard lk(mu_);
-    auto it = index_.find(std::string(id));
+    auto it = index_.find(id);
     if (it == index_.end()) return std::nullopt;
     return order_[it->second].session.lock();
 }

@@ -9,10 +9,12 @@
 // are pruned as the registry grows.
 #include <rath/session.hpp>
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -39,8 +41,10 @@ private:
     void prune_locked();
 
     mutable std::mutex mu_;
-    std::vector<Entry> order_;
-    std::unordered_map<std::string, std::size_t> index_;
+    // A deque: appending never moves an entry, so the index can key on views of the
+    // entries' own ids instead of a second copy of each (rebuilt after a prune).
+    std::deque<Entry> order_;
+    std::unordered_map<std::string_view, std::size_t> index_;
     std::optional<std::string> active_;
     std::size_t prune_at_ = 1024;
 };
