@@ -74,7 +74,10 @@ public:
     KeyedStrands::Lease strand_for(std::string_view key) { return strands_.acquire(key); }
 
     // Starts `op` on its own strand of this runtime and returns its result as a Lazy.
-    // Never blocks. Throws RuntimeShutdownError after shutdown().
+    // On a one-thread runtime that thread is every task's strand, so tasks run on the
+    // io_context directly (no strand hop per completion); do not run this runtime's
+    // io_context from threads of your own. Never blocks. Throws RuntimeShutdownError
+    // after shutdown().
     template <class T>
     Lazy<T> submit(boost::asio::awaitable<T> op);
 
@@ -103,8 +106,8 @@ public:
 
 private:
     struct Task {
-        explicit Task(boost::asio::strand<executor_type> s) : strand(std::move(s)) {}
-        boost::asio::strand<executor_type> strand;
+        explicit Task(boost::asio::any_io_executor s) : strand(std::move(s)) {}
+        boost::asio::any_io_executor strand;  // a strand, or the io_context of a one-thread runtime
         boost::asio::cancellation_signal signal;
         std::function<void(std::exception_ptr)> fail;  // fails the Lazy if never completed
     };
@@ -133,7 +136,8 @@ template <class T>
 Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     check_open();
     Lazy<T> result;
-    auto task = std::make_shared<Task>(boost::asio::make_strand(io_));
+    auto task = threads_.size() == 1 ? std::make_shared<Task>(io_.get_executor())
+                                     : std::make_shared<Task>(boost::asio::make_strand(io_));
     task->fail = [result](std::exception_ptr e) mutable { result.try_set_exception(std::move(e)); };
     std::uint64_t id = register_task(task);
     auto on_done = [this, id, result](std::exception_ptr e, auto... v) mutable {
