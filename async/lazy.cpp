@@ -70,8 +70,9 @@ void LazyCore::wait(const char* what) const {
                             " would block a runtime thread on a value that is not ready yet "
                             "(it could be the thread that has to produce it); co_await async_get() instead");
     std::unique_lock lk(mu_);
+    if (!cv_) cv_ = std::make_unique<std::condition_variable>();
     ++blocked_;
-    cv_.wait(lk, [&] { return ready_.load(std::memory_order_relaxed); });
+    cv_->wait(lk, [&] { return ready_.load(std::memory_order_relaxed); });
     --blocked_;
 }
 
@@ -81,8 +82,9 @@ bool LazyCore::wait_until(std::chrono::steady_clock::time_point deadline, const 
         throw DeadlockError(std::string(what) +
                             " would block a runtime thread on a value that is not ready yet; co_await instead");
     std::unique_lock lk(mu_);
+    if (!cv_) cv_ = std::make_unique<std::condition_variable>();
     ++blocked_;
-    bool ok = cv_.wait_until(lk, deadline, [&] { return ready_.load(std::memory_order_relaxed); });
+    bool ok = cv_->wait_until(lk, deadline, [&] { return ready_.load(std::memory_order_relaxed); });
     --blocked_;
     return ok;
 }
@@ -92,9 +94,9 @@ void LazyCore::publish(std::unique_lock<std::mutex> lk, std::exception_ptr error
     ready_.store(true, std::memory_order_release);
     std::vector<Waiter> waiters = std::move(waiters_);
     waiters_.clear();
-    bool notify = blocked_ > 0;
+    std::condition_variable* cv = blocked_ > 0 ? cv_.get() : nullptr;  // never reset once made
     lk.unlock();
-    if (notify) cv_.notify_all();
+    if (cv) cv->notify_all();
     for (auto& w : waiters) w.completion.post({});
 }
 

@@ -164,7 +164,7 @@ void Runtime::shutdown() {
         left.swap(tasks_);
     }
     for (auto& [id, t] : left)
-        if (t->fail) t->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation finished")));
+        if (t->result) t->result->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation finished")));
 }
 
 }  // namespace rath::async

@@ -66,6 +66,14 @@ public:
     void cancel_waiter(std::uint64_t id);
     std::exception_ptr error() const noexcept { return error_; }
 
+    // Sets the exception unless already set (the type-erased try_set_exception).
+    bool fail(std::exception_ptr e) {
+        auto lk = lock();
+        if (ready_locked()) return false;
+        publish(std::move(lk), std::move(e));
+        return true;
+    }
+
 protected:
     // Called by the typed state under lock_ to publish; returns false if already set.
     std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mu_); }
@@ -79,7 +87,8 @@ private:
         Completion completion;
     };
     mutable std::mutex mu_;
-    mutable std::condition_variable cv_;
+    // Made by the first thread that blocks: most values are only ever awaited.
+    mutable std::unique_ptr<std::condition_variable> cv_;
     mutable int blocked_ = 0;  // threads inside wait(); notify only when someone listens
     std::atomic<bool> ready_{false};
     mutable std::atomic<bool> observed_{false};
@@ -101,12 +110,7 @@ public:
         publish(std::move(lk), nullptr);
         return true;
     }
-    bool set_exception(std::exception_ptr e) {
-        auto lk = lock();
-        if (ready_locked()) return false;
-        publish(std::move(lk), std::move(e));
-        return true;
-    }
+    bool set_exception(std::exception_ptr e) { return fail(std::move(e)); }
     // Only valid once ready() (publication happens under the mutex, so readers that
     // saw ready() through the core's acquire see the value).
     const lazy_storage_t<T>& value_ref() const {
@@ -221,6 +225,8 @@ public:
 
     // Identity of the shared state (two handles to one value compare equal).
     bool same_as(const Lazy& o) const noexcept { return st_ == o.st_; }
+    // The untyped state (readiness, exception): for holders that only need to fail it.
+    std::shared_ptr<detail::LazyCore> core() const noexcept { return st_; }
     long use_count() const noexcept { return st_.use_count(); }
 
 private:

@@ -109,7 +109,7 @@ private:
         explicit Task(boost::asio::any_io_executor s) : strand(std::move(s)) {}
         boost::asio::any_io_executor strand;  // a strand, or the io_context of a one-thread runtime
         boost::asio::cancellation_signal signal;
-        std::function<void(std::exception_ptr)> fail;  // fails the Lazy if never completed
+        std::shared_ptr<detail::LazyCore> result;  // failed at shutdown if never completed
     };
     std::uint64_t register_task(std::shared_ptr<Task> t);
     void finish_task(std::uint64_t id);
@@ -138,7 +138,7 @@ Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     Lazy<T> result;
     auto task = threads_.size() == 1 ? std::make_shared<Task>(io_.get_executor())
                                      : std::make_shared<Task>(boost::asio::make_strand(io_));
-    task->fail = [result](std::exception_ptr e) mutable { result.try_set_exception(std::move(e)); };
+    task->result = result.core();
     std::uint64_t id = register_task(task);
     auto on_done = [this, id, result](std::exception_ptr e, auto... v) mutable {
         if (e)
