@@ -87,6 +87,9 @@ struct LoopState {
     Session user;
     Session agent;
     std::shared_ptr<const LoopOptions> opt;  // shared by every session of an Agent
+    // Set by the loop itself at the end: the coroutines then carry no copy of the
+    // result type while the session is parked.
+    async::Lazy<MaterializedSession> result{};
 };
 
 // Phase B: one queue per resource key, queues in parallel, calls in a queue in order.
@@ -355,8 +358,9 @@ MaterializedSession finish_run(const LoopRun& run, const Session& out) {
     return MaterializedSession{run.rows, out.raw_usage()};
 }
 
-// The loop body (§2.3). Runs on the output session's own strand.
-asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
+// The loop body (§2.3). Runs on the output session's own strand; publishes its
+// result into st->result.
+asio::awaitable<void> loop_body(std::shared_ptr<LoopState> st) {
     // Inputs may themselves be pending loop outputs: wait for them here, on the
     // runtime, so that chaining never blocks the caller.
     // (Checked first: awaiting a settled session would still cost a coroutine frame.)
@@ -407,7 +411,7 @@ asio::awaitable<MaterializedSession> loop_body(std::shared_ptr<LoopState> st) {
         std::rethrow_exception(failure);
     }
     if (writer) co_await writer->async_close();
-    co_return finish_run(run, st->out);
+    st->result.set_value(finish_run(run, st->out));
 }
 
 // §2.1 steps 2–5: the output session, built eagerly on the caller's thread, and the
@@ -457,8 +461,8 @@ Session run_session_loop(const Session& user, const Session& agent, std::shared_
     Session out = make_output(user, agent);
     const bool lazy = options->lazy;
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
-    auto result = rt.submit(loop_body(st));
-    out.set_pending(std::move(result));
+    rt.submit_into(loop_body(st), st->result);
+    out.set_pending(st->result);
     if (!lazy) out.synchronize();
     return out;
 }
@@ -472,9 +476,10 @@ asio::awaitable<Session> async_run_session_loop(Session user, Session agent, std
     if (!options) throw std::invalid_argument("async_run_session_loop: null options");
     Session out = make_output(user, agent);
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
-    MaterializedSession m = co_await loop_body(st);
-    out.set_raw_chunks(std::move(m.chunks));
-    out.set_raw_usage(std::move(m.usage));
+    co_await loop_body(st);
+    const MaterializedSession& m = st->result.get();  // set: never waits
+    out.set_raw_chunks(m.chunks);
+    out.set_raw_usage(m.usage);
     co_return out;
 }
 

@@ -49,6 +49,49 @@ TEST_CASE("submit returns at once and the lazy result arrives later") {
     CHECK(r.get() == 9);
 }
 
+TEST_CASE("submit_into delivers what the operation publishes, and fails the result when it throws or publishes nothing") {
+    for (std::size_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        Runtime rt({.threads = threads});
+        rath::async::Lazy<int> ok;
+        rt.submit_into([](rath::async::Lazy<int> out) -> asio::awaitable<void> {
+            co_await rath::async::async_sleep(5ms);
+            out.set_value(41);
+        }(ok), ok);
+        CHECK(ok.get() == 41);
+
+        rath::async::Lazy<int> thrown;
+        rt.submit_into([]() -> asio::awaitable<void> {
+            co_await rath::async::async_sleep(1ms);
+            throw std::runtime_error("boom");
+        }(), thrown);
+        CHECK_THROWS_WITH_AS(thrown.get(), "boom", std::runtime_error);
+
+        rath::async::Lazy<int> silent;
+        rt.submit_into([]() -> asio::awaitable<void> { co_return; }(), silent);
+        CHECK_THROWS_AS(silent.get(), std::logic_error);
+        rt.drain(1s);
+        CHECK(rt.in_flight() == 0);
+    }
+}
+
+TEST_CASE("submit_into on a shut-down runtime refuses, and a shutdown fails what never finished") {
+    rath::async::Lazy<int> parked;
+    {
+        Runtime rt({.threads = 1});
+        rt.submit_into([](rath::async::Lazy<int> out) -> asio::awaitable<void> {
+            co_await rath::async::async_sleep(1h);
+            out.set_value(1);
+        }(parked), parked);
+        rt.shutdown();
+        rath::async::Lazy<int> late;
+        CHECK_THROWS_AS(rt.submit_into([]() -> asio::awaitable<void> { co_return; }(), late),
+                        rath::async::RuntimeShutdownError);
+    }
+    REQUIRE(parked.ready());
+    CHECK_THROWS(parked.get());
+}
+
 TEST_CASE("runtime threads know their runtime and other threads do not") {
     Runtime rt({.threads = 1});
     CHECK_FALSE(rt.running_in_this_thread());

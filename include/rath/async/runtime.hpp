@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -80,6 +81,12 @@ public:
     // after shutdown().
     template <class T>
     Lazy<T> submit(boost::asio::awaitable<T> op);
+    // Starts `op`, which publishes its own outcome into `result`; an exception it
+    // throws, a finish without a result, or a shutdown first fails `result`. Unlike
+    // submit(), no copy of the result type sits in the task's coroutine frames while
+    // it runs (what a long-parked agent loop holds).
+    template <class T>
+    void submit_into(boost::asio::awaitable<void> op, Lazy<T> result);
 
     // Runs a blocking callable on the blocking pool and resumes the calling
     // coroutine on its own executor with the result (or exception). R must be
@@ -152,6 +159,23 @@ Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     boost::asio::co_spawn(task->strand, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
     return result;
+}
+
+template <class T>
+void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
+    check_open();
+    std::shared_ptr<detail::LazyCore> core = result.core();
+    auto task = threads_.size() == 1 ? std::make_shared<Task>(io_.get_executor())
+                                     : std::make_shared<Task>(boost::asio::make_strand(io_));
+    task->result = core;
+    std::uint64_t id = register_task(task);
+    auto on_done = [this, id, core = std::move(core)](std::exception_ptr e) {
+        if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
+        core->fail(std::move(e));  // a no-op when the operation published its result
+        finish_task(id);
+    };
+    boost::asio::co_spawn(task->strand, std::move(op),
+                          boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
 }
 
 namespace detail {
