@@ -30,7 +30,8 @@ Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
       blocking_threads_(options_.blocking_threads ? options_.blocking_threads : std::min<std::size_t>(32, cores() + 4)),
       blocking_(blocking_threads_),
-      io_(static_cast<int>(options_.threads ? options_.threads : cores())) {
+      io_(static_cast<int>(options_.threads ? options_.threads : cores())),
+      strands_(io_.get_executor(), (options_.threads ? options_.threads : cores()) == 1) {
     work_.emplace(io_.get_executor());
     std::size_t n = options_.threads ? options_.threads : cores();
     threads_.reserve(n);

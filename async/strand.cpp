@@ -1,6 +1,7 @@
 #include <rath/async/strand.hpp>
 
 
+#include <optional>
 #include <vector>
 #include <mutex>
 #include <stdexcept>
@@ -43,15 +44,16 @@ private:
 
 struct KeyedStrands::Entry {
     std::string key;
-    strand_type strand;
+    std::optional<strand_type> strand;  // made on first use when ops run inline
     std::size_t leases = 0;
     bool locked = false;
     lane_detail::WaiterQueue waiters;
 };
 
 struct KeyedStrands::Registry {
-    explicit Registry(executor_type e) : ex(e) {}
+    Registry(executor_type e, bool inline_ops) : ex(e), inline_ops(inline_ops) {}
     executor_type ex;
+    const bool inline_ops;
     std::mutex mu;
     // Node-based: Entry addresses stay valid until erased.
     std::unordered_map<std::string, Entry> entries;
@@ -61,7 +63,7 @@ struct KeyedStrands::Registry {
     }
 };
 
-KeyedStrands::KeyedStrands(executor_type ex) : reg_(std::make_shared<Registry>(ex)) {}
+KeyedStrands::KeyedStrands(executor_type ex, bool inline_ops) : reg_(std::make_shared<Registry>(ex, inline_ops)) {}
 KeyedStrands::~KeyedStrands() = default;
 
 KeyedStrands::Lease KeyedStrands::acquire(std::string_view key) {
@@ -69,7 +71,9 @@ KeyedStrands::Lease KeyedStrands::acquire(std::string_view key) {
     auto it = reg_->entries.find(std::string(key));
     if (it == reg_->entries.end()) {
         std::string k(key);
-        it = reg_->entries.emplace(k, Entry{k, boost::asio::make_strand(reg_->ex), 0, false, {}}).first;
+        std::optional<strand_type> strand;
+        if (!reg_->inline_ops) strand.emplace(boost::asio::make_strand(reg_->ex));
+        it = reg_->entries.emplace(k, Entry{k, std::move(strand), 0, false, {}}).first;
     }
     ++it->second.leases;
     return Lease(reg_, &it->second);
@@ -101,7 +105,14 @@ KeyedStrands::Lease::~Lease() { release(); }
 
 const KeyedStrands::strand_type& KeyedStrands::Lease::strand() const {
     if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
-    return entry_->strand;
+    std::lock_guard lk(reg_->mu);
+    if (!entry_->strand) entry_->strand.emplace(boost::asio::make_strand(reg_->ex));
+    return *entry_->strand;
+}
+
+bool KeyedStrands::Lease::runs_inline() const {
+    if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
+    return reg_->inline_ops;
 }
 
 const std::string& KeyedStrands::Lease::key() const {

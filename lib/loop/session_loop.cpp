@@ -76,7 +76,7 @@ private:
 };
 
 struct Call {
-    const llm::ToolCallPart* part;
+    llm::ToolCallPart* part;  // its parsed arguments are moved into `args`
     std::shared_ptr<tool::FlowToolCall> tool;
     json::object args;
     std::optional<std::string> body;  // set in phase A (errors) or phase B (results)
@@ -111,7 +111,7 @@ asio::awaitable<void> run_queue(LoopExecutor* exec, Session out, std::vector<Cal
 
 asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, const tool::ToolTable& table,
                                      const Session& out,
-                                     const std::vector<llm::ToolCallPart>& calls,
+                                     std::vector<llm::ToolCallPart>& calls,
                                      std::vector<std::string>& bodies) {
     std::vector<Call> cs;
     cs.reserve(calls.size());
@@ -119,7 +119,7 @@ asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, con
     std::map<std::string, std::size_t> queue_index;
     for (auto& part : calls) cs.push_back(Call{&part, nullptr, {}, std::nullopt});
     for (auto& c : cs) {
-        const auto& fn = c.part->function;
+        auto& fn = c.part->function;
         // 1. invalid arguments (checked before the unknown-tool check)
         if (!fn.arguments_parsed || fn.arguments_parse_error) {
             std::optional<std::string> detail;
@@ -135,7 +135,7 @@ asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, con
             c.body = error_payload("unknown_tool", "unknown tool " + detail::pyrepr(fn.name));
             continue;
         }
-        c.args = *fn.arguments_parsed;
+        c.args = std::move(*fn.arguments_parsed);  // the response is the loop's own: no copy
         // 3. resource key (a throwing key means the body never runs)
         std::string key;
         try {
@@ -390,7 +390,9 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopState> st) {
                 continue;
             }
             async::Runtime& rt = opt.runtime ? *opt.runtime : async::Runtime::default_runtime();
-            co_await dispatch_round(rt, run.exec.get(), run.tools->table, st->out, *choice.message.tool_calls, run.bodies);
+            // The response is ours: the calls' parsed arguments move into the dispatch.
+            std::vector<llm::ToolCallPart>& calls = *resp.choices.front().message.tool_calls;
+            co_await dispatch_round(rt, run.exec.get(), run.tools->table, st->out, calls, run.bodies);
             mark = run.rows.size();
             append_tool_results(run, st->out, *choice.message.tool_calls);
             if (writer) co_await persist_rows(*writer, run.rows, mark);

@@ -86,6 +86,19 @@ TEST_CASE("mixed keys keep per key order while overlapping across keys") {
     CHECK(r.elapsed < 400ms);   // keys overlap: below 16 x 25 ms
 }
 
+TEST_CASE("on a one-thread runtime lanes run inline and still keep per key order while keys overlap") {
+    Runtime rt({.threads = 1});
+    CHECK(rt.strand_for("k").runs_inline());
+    Runtime rt2({.threads = 2});
+    CHECK_FALSE(rt2.strand_for("k").runs_inline());
+    auto r = run_lanes(rt, 4, 4, 25ms);
+    for (int k = 0; k < 4; ++k) CHECK(r.order[k] == std::vector<int>{0, 1, 2, 3});
+    CHECK(r.max_concurrent_same_key == 1);
+    CHECK(r.elapsed >= 100ms);
+    CHECK(r.elapsed < 400ms);
+    CHECK(rt.strands().size() == 0);
+}
+
 TEST_CASE("strand_for hands out the same strand for a key while it is held") {
     Runtime rt({.threads = 1});
     auto a = rt.strand_for("sandbox:1");

@@ -135,7 +135,7 @@ private:
     // Declared last so that pending handlers (and coroutine frames) are destroyed
     // first, while everything they may touch still exists.
     boost::asio::io_context io_;
-    KeyedStrands strands_{io_.get_executor()};
+    KeyedStrands strands_;  // runs lanes inline on a one-thread runtime
     std::optional<boost::asio::executor_work_guard<executor_type>> work_;
 };
 

@@ -29,7 +29,10 @@ public:
     using executor_type = boost::asio::io_context::executor_type;
     using strand_type = boost::asio::strand<executor_type>;
 
-    explicit KeyedStrands(executor_type ex);
+    // `inline_ops`: the executor is run by one thread, which then serializes every
+    // key's handlers by itself; async_run runs the operation in the caller's coroutine
+    // (no strand, no spawn) and strands are made only when asked for.
+    explicit KeyedStrands(executor_type ex, bool inline_ops = false);
     ~KeyedStrands();
     KeyedStrands(const KeyedStrands&) = delete;
     KeyedStrands& operator=(const KeyedStrands&) = delete;
@@ -49,6 +52,8 @@ public:
 
         const strand_type& strand() const;
         const std::string& key() const;
+        // True when async_run runs operations inline (a one-thread executor).
+        bool runs_inline() const;
         explicit operator bool() const noexcept { return entry_ != nullptr; }
 
         // Takes a place in the key's lane queue now (call order is queue order) and
@@ -101,7 +106,8 @@ struct LaneUnlock {
 template <class T>
 boost::asio::awaitable<T> KeyedStrands::run_granted(Lease lease, Lazy<void> granted, boost::asio::awaitable<T> op) {
     detail::LaneUnlock guard{&lease};
-    co_await granted.async_get();
+    if (!granted.ready()) co_await granted.async_get();  // an uncontended lane is granted at once
+    if (lease.runs_inline()) co_return co_await std::move(op);
     co_return co_await boost::asio::co_spawn(lease.strand(), std::move(op), boost::asio::use_awaitable);
 }
 
