@@ -588,19 +588,22 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         std::optional<HttpError> error;
     };
 
+    // Records a transport failure of this exchange as its typed error.
+    void record_failure(Exchange& x, error_code ec, const detail::Target& t, const char* phase,
+                        Clock::time_point deadline) const {
+        try {
+            fail_io(ec, t, phase, deadline, options.read_timeout);
+        } catch (const HttpError& e) {
+            x.error = e;
+        }
+    }
+
+    // The request half of an exchange; false when it failed (x.error set). Its own
+    // coroutine so that its buffers leave the frame a parked request keeps (receive's).
     template <class Stream>
-    asio::awaitable<void> exchange(Stream& s, Connection& c, const HttpRequest& r, const detail::Target& t,
-                                   Clock::time_point deadline, const std::function<void(std::string_view)>* on_body,
-                                   Exchange& x) {
-        auto& tcp = c.tcp();
-        auto io_fail = [&](error_code ec, const char* phase) {
-            try {
-                fail_io(ec, t, phase, deadline, options.read_timeout);
-            } catch (const HttpError& e) {
-                x.error = e;
-            }
-        };
-        tcp.expires_at(expiry(deadline, options.read_timeout));
+    asio::awaitable<bool> send(Stream& s, Connection& c, const HttpRequest& r, const detail::Target& t,
+                               Clock::time_point deadline, Exchange& x) {
+        c.tcp().expires_at(expiry(deadline, options.read_timeout));
         // head, body and up to four shared parts in one gathered write (more parts: a list).
         std::array<asio::const_buffer, 6> fixed{asio::buffer(c.head), asio::buffer(r.body)};
         std::vector<asio::const_buffer> many;
@@ -616,12 +619,19 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             written = co_await asio::async_write(s, fixed, tuple_awaitable);
         else
             written = co_await asio::async_write(s, many, tuple_awaitable);
-        auto [wec, wn] = written;
-        if (wec) {
-            x.any_byte = c.buffer.size() > 0;
-            io_fail(wec, "sending request");
-            co_return;
-        }
+        const error_code wec = std::get<0>(written);
+        if (!wec) co_return true;
+        x.any_byte = c.buffer.size() > 0;
+        record_failure(x, wec, t, "sending request", deadline);
+        co_return false;
+    }
+
+    // The response half: status, headers and body into x (or x.error).
+    template <class Stream>
+    asio::awaitable<void> receive(Stream& s, Connection& c, const HttpRequest& r, const detail::Target& t,
+                                  Clock::time_point deadline, const std::function<void(std::string_view)>* on_body,
+                                  Exchange& x) {
+        auto& tcp = c.tcp();
         for (;;) {  // loops only over interim 1xx responses
             http::response_parser<http::buffer_body> parser;
             parser.header_limit(64 * 1024);
@@ -632,7 +642,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 auto [ec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
                 if (parser.got_some() || c.buffer.size() > 0) x.any_byte = true;
                 if (ec && ec != http::error::need_buffer) {
-                    io_fail(ec, "reading response header");
+                    record_failure(x, ec, t, "reading response header", deadline);
                     co_return;
                 }
             }
@@ -678,7 +688,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                     body.resize(old + got);
                 }
                 if (ec && ec != http::error::need_buffer) {
-                    io_fail(ec, "reading response body");
+                    record_failure(x, ec, t, "reading response body", deadline);
                     co_return;
                 }
             }
@@ -719,10 +729,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             Connection& c = *lease.conn;
             self->build_head(c.head, r, t, px);
             Exchange x;
-            if (c.tls)
-                co_await self->exchange(*c.tls, c, r, t, deadline, sink, x);
-            else
-                co_await self->exchange(*c.plain, c, r, t, deadline, sink, x);
+            if (c.tls) {
+                if (co_await self->send(*c.tls, c, r, t, deadline, x))
+                    co_await self->receive(*c.tls, c, r, t, deadline, sink, x);
+            } else {
+                if (co_await self->send(*c.plain, c, r, t, deadline, x))
+                    co_await self->receive(*c.plain, c, r, t, deadline, sink, x);
+            }
             if (x.error) {
                 // A kept-alive connection the server had already closed: nothing of the
                 // response arrived, so the request is re-sent once on a new connection.
