@@ -6,58 +6,85 @@
 
 namespace rath::llm::detail {
 
-boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta) {
-    StreamAccumulator acc(call.model);
+namespace {
+
+// Feeds body bytes through SSE framing and the provider decoder into the accumulator
+// and the caller's callback.
+struct StreamState {
+    StreamState(std::string model, const DeltaCallback* cb, std::unique_ptr<StreamDecoder> d)
+        : acc(std::move(model)), on_delta(cb), decoder(std::move(d)) {}
+
+    StreamAccumulator acc;
+    const DeltaCallback* on_delta;
+    std::unique_ptr<StreamDecoder> decoder;
+    net::SseParser sse;
     std::size_t delivered = 0;
-    RetryOptions retry = call.retry;
-    // Never re-send a stream whose deltas already reached the caller.
-    retry.retryable = [&delivered](const std::exception_ptr& e) {
-        if (delivered > 0) return false;
-        try {
-            std::rethrow_exception(e);
-        } catch (const ProviderError& pe) {
-            return pe.retryable();
-        } catch (...) {
-            return false;
+    bool ended = false;
+
+    void on_event(net::SseEvent& ev) {
+        if (ended) return;
+        StreamDecoder::Emit emit = [this](StreamDelta d) {
+            acc.add(d);
+            ++delivered;
+            if (*on_delta) (*on_delta)(d);
+        };
+        if (!decoder->on_event(ev.event, ev.data, emit)) ended = true;
+    }
+    void feed(std::string_view bytes) {
+        if (ended) return;
+        sse.feed(bytes, [this](net::SseEvent& ev) { on_event(ev); });
+    }
+    // The body ended: flush the framing; a stream without its terminator is truncated.
+    void finish(std::string_view provider) {
+        if (!ended) sse.finish([this](net::SseEvent& ev) { on_event(ev); });
+        if (!ended && !decoder->complete())
+            throw ProviderConnectionError(ProviderErrorInfo{
+                .provider = std::string(provider),
+                .status = 200,
+                .type = "incomplete_stream",
+                .message = "the stream ended before its terminator (truncated response)"});
+    }
+    // A failed stream that delivered something (or a stream error) carries what it got.
+    void attach_partial(ProviderError& e) const {
+        if (delivered > 0 || dynamic_cast<StreamError*>(&e)) {
+            StreamAccumulator partial = acc;
+            partial.fail();
+            e.set_partial(std::make_shared<const ChatResponse>(partial.result()));
         }
-    };
-    co_return co_await async_retry_with_backoff<ChatResponse>(
-        [&]() -> boost::asio::awaitable<ChatResponse> {
-            auto decoder = call.make_decoder();
-            net::SseParser sse;
-            bool ended = false;
-            auto emit = [&](StreamDelta d) {
-                acc.add(d);
-                ++delivered;
-                if (on_delta) on_delta(d);
-            };
-            auto on_event = [&](net::SseEvent& ev) {
-                if (ended) return;
-                if (!decoder->on_event(ev.event, ev.data, emit)) ended = true;
-            };
+    }
+};
+
+}  // namespace
+
+boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta) {
+    const RetryOptions& retry = *call.retry;
+    const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
+    for (int k = 1;; ++k) {
+        std::exception_ptr err{};
+        bool delivered = false;
+        {
+            StreamState st(call.model, &on_delta, call.make_decoder());
+            // Named, not a temporary inside the co_await expression (GCC 12).
+            std::function<void(std::string_view)> sink = [&st](std::string_view bytes) { st.feed(bytes); };
             try {
                 co_await async_send_stream(*call.http, call.request, call.provider, call.secret, call.timeout_seconds,
-                                           [&](std::string_view bytes) {
-                                               if (!ended) sse.feed(bytes, on_event);
-                                           });
-                if (!ended) sse.finish(on_event);
-                if (!ended && !decoder->complete())
-                    throw ProviderConnectionError(ProviderErrorInfo{
-                        .provider = call.provider,
-                        .status = 200,
-                        .type = "incomplete_stream",
-                        .message = "the stream ended before its terminator (truncated response)"});
+                                           std::move(sink));
+                st.finish(call.provider);
+                co_return st.acc.result();
             } catch (ProviderError& e) {
-                if (delivered > 0 || dynamic_cast<StreamError*>(&e)) {
-                    StreamAccumulator partial = acc;
-                    partial.fail();
-                    e.set_partial(std::make_shared<const ChatResponse>(partial.result()));
-                }
-                throw;
+                st.attach_partial(e);
+                err = std::current_exception();
+            } catch (...) {
+                err = std::current_exception();
             }
-            co_return acc.result();
-        },
-        retry);
+            delivered = st.delivered > 0;
+        }
+        // Never re-send a stream whose deltas already reached the caller.
+        std::optional<std::chrono::duration<double>> delay{};
+        if (!delivered && k < attempts) delay = retry_decision(retry, k, err);
+        if (!delay) std::rethrow_exception(err);
+        co_await retry_sleep(retry, *delay);
+    }
 }
 
 }  // namespace rath::llm::detail

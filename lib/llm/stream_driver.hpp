@@ -24,17 +24,23 @@ public:
     virtual bool complete() const = 0;
 };
 
+// One streamed call. `provider`, `secret` and `retry` are borrowed from the client,
+// which outlives the awaitable (a waiting stream then holds no copy of the key or the
+// retry policy).
 struct StreamCall {
     net::HttpClient* http = nullptr;
     net::HttpRequest request{};
-    std::string provider{};
-    std::string secret{};
+    std::string_view provider{};
+    std::string_view secret{};
     std::optional<double> timeout_seconds{};
-    RetryOptions retry{};
+    const RetryOptions* retry = nullptr;
     std::string model{};
-    std::function<std::unique_ptr<StreamDecoder>()> make_decoder{};
+    std::unique_ptr<StreamDecoder> (*make_decoder)() = nullptr;
 };
 
+// The retry loop is written out here (one frame per stream, as for the whole-body
+// calls): only the open phase is retried, never a stream whose deltas already reached
+// the caller.
 boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta);
 
 }  // namespace rath::llm::detail

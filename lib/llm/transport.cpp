@@ -274,8 +274,9 @@ std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provide
     }
 }
 
-boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request, std::string provider,
-                                               std::string secret, std::optional<double> timeout_seconds,
+boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request,
+                                               std::string_view provider, std::string_view secret,
+                                               std::optional<double> timeout_seconds,
                                                std::function<void(std::string_view)> on_body) {
     net::HttpResponse resp;
     try {

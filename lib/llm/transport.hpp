@@ -101,8 +101,9 @@ boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequ
 
 // A stream exchange: bytes go to `on_body`; throws typed errors. Errors thrown
 // after `delivered` became non-zero are marked non-retryable by the caller.
-boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request, std::string provider,
-                                               std::string secret, std::optional<double> timeout_seconds,
+boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request,
+                                               std::string_view provider, std::string_view secret,
+                                               std::optional<double> timeout_seconds,
                                                std::function<void(std::string_view)> on_body);
 
 }  // namespace rath::llm::detail

@@ -132,9 +132,9 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatReque
         call.provider = "anthropic";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;
-        call.retry = retry_;
+        call.retry = &retry_;
         call.model = model;
-        call.make_decoder = [] { return std::make_unique<EventDecoder>(); };
+        call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<EventDecoder>(); };
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
     }

@@ -157,9 +157,9 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest 
         call.provider = "openai";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;
-        call.retry = retry_;
+        call.retry = &retry_;
         call.model = model;
-        call.make_decoder = [] { return std::make_unique<ChunkDecoder>(); };
+        call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<ChunkDecoder>(); };
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
     }
