@@ -108,17 +108,36 @@ struct Capture {
     bool truncated = false;
 };
 
+void keep(Capture& c, const char* data, std::size_t n, std::size_t cap) {
+    c.total += n;
+    std::size_t room = cap > c.data.size() ? cap - c.data.size() : 0;
+    c.data.append(data, std::min(n, room));
+    if (n > room) c.truncated = true;
+}
+
 asio::awaitable<void> drain(asio::posix::stream_descriptor& d, Capture& c, std::size_t cap) {
     std::vector<char> buf(64 * 1024);
     for (;;) {
         auto [ec, n] = co_await d.async_read_some(asio::buffer(buf), tuple_token);
-        if (n) {
-            c.total += n;
-            std::size_t room = cap > c.data.size() ? cap - c.data.size() : 0;
-            c.data.append(buf.data(), std::min(n, room));
-            if (n > room) c.truncated = true;  // keep reading: a full pipe would block the child
-        }
+        if (n) keep(c, buf.data(), n, cap);  // past the cap: keep reading, a full pipe would block the child
         if (ec) co_return;
+    }
+}
+
+// What the child wrote before it exited can still sit in a pipe when the grace period
+// ended the reads: a busy io thread may run the grace timer before the pending read.
+// Takes what is there without waiting (bounded, in case an escaped grandchild keeps
+// writing).
+void drain_ready(asio::posix::stream_descriptor& d, Capture& c, std::size_t cap) {
+    if (!d.is_open()) return;
+    boost::system::error_code ec;
+    d.non_blocking(true, ec);
+    if (ec) return;
+    std::vector<char> buf(64 * 1024);
+    for (int i = 0; i < 64; ++i) {
+        const std::size_t n = d.read_some(asio::buffer(buf), ec);
+        if (n) keep(c, buf.data(), n, cap);
+        if (ec) return;  // would_block: nothing more now; eof: all of it
     }
 }
 
@@ -268,6 +287,8 @@ asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req) {
     // escaped the group still holds them, the grace period ends the reading.
     co_await (io_phase() || exit_phase(true));
     if (!exited) co_await exit_phase(false);
+    drain_ready(out_d, co, req.max_output_bytes);
+    drain_ready(err_d, ce, req.max_output_bytes);
 
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {

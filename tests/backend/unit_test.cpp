@@ -8,6 +8,10 @@
 #include <rath/backend/stream.hpp>
 #include <rath/backend/trusted_host.hpp>
 
+#include <rath/async/block_on.hpp>
+
+#include "lib/backend/process.hpp"
+
 #include <boost/json/parse.hpp>
 
 #include <fstream>
@@ -366,4 +370,20 @@ TEST_CASE("remote records round trip touch list prune and refuse reattach on loc
     REQUIRE(t.has_value());
     CHECK(rp::iso_utc(*t) == "2025-01-02T03:04:05.123456+00:00");
     CHECK(rp::parse_iso("2025-01-02T03:04:05") == rp::parse_iso("2025-01-02T03:04:05+00:00"));
+}
+
+TEST_CASE("output a child wrote just before exiting is kept even with no pipe grace") {
+    // With a zero grace the reads are cut off as soon as the exit is seen; what is
+    // still in the pipes must be taken then, not lost.
+    auto& rt = rath::async::Runtime::default_runtime();
+    for (int i = 0; i < 20; ++i) {
+        rath::backend::detail::SpawnRequest req;
+        req.argv = {"/bin/sh", "-c", "head -c 60000 /dev/zero | tr '\\0' x; printf done >&2"};
+        req.env = {"PATH=/usr/bin:/bin"};
+        req.pipe_grace = std::chrono::milliseconds(0);
+        auto o = rath::async::block_on(rt, rath::backend::detail::async_run_process(std::move(req)));
+        CHECK(o.exit_code == 0);
+        CHECK(o.out == std::string(60000, 'x'));
+        CHECK(o.err == "done");
+    }
 }
