@@ -112,7 +112,7 @@ const KeyedStrands::strand_type& KeyedStrands::Lease::strand() const {
 
 bool KeyedStrands::Lease::runs_inline() const {
     if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
-    return reg_->inline_ops;
+    return reg_->inline_ops && reg_->ex.running_in_this_thread();
 }
 
 const std::string& KeyedStrands::Lease::key() const {

@@ -30,8 +30,9 @@ public:
     using strand_type = boost::asio::strand<executor_type>;
 
     // `inline_ops`: the executor is run by one thread, which then serializes every
-    // key's handlers by itself; async_run runs the operation in the caller's coroutine
-    // (no strand, no spawn) and strands are made only when asked for.
+    // key's handlers by itself; an async_run called on that thread runs the operation
+    // in the caller's coroutine (no strand, no spawn), and strands are made only when
+    // asked for. Callers on other threads or executors still hop to the key's strand.
     explicit KeyedStrands(executor_type ex, bool inline_ops = false);
     ~KeyedStrands();
     KeyedStrands(const KeyedStrands&) = delete;
@@ -52,7 +53,8 @@ public:
 
         const strand_type& strand() const;
         const std::string& key() const;
-        // True when async_run runs operations inline (a one-thread executor).
+        // True when an async_run issued from the calling thread runs inline (a
+        // one-thread executor, and the caller is on its thread).
         bool runs_inline() const;
         explicit operator bool() const noexcept { return entry_ != nullptr; }
 
