@@ -22,6 +22,8 @@ std::size_t cores() {
     return n == 0 ? 1 : n;
 }
 
+std::size_t io_thread_count(const RuntimeOptions& o) { return o.threads ? o.threads : cores(); }
+
 }  // namespace
 
 Runtime* current_runtime() noexcept { return tls_runtime; }
@@ -30,10 +32,10 @@ Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
       blocking_threads_(options_.blocking_threads ? options_.blocking_threads : std::min<std::size_t>(32, cores() + 4)),
       blocking_(blocking_threads_),
-      io_(static_cast<int>(options_.threads ? options_.threads : cores())),
-      strands_(io_.get_executor(), (options_.threads ? options_.threads : cores()) == 1) {
+      io_(static_cast<int>(io_thread_count(options_))),
+      strands_(io_.get_executor(), io_thread_count(options_) == 1) {
     work_.emplace(io_.get_executor());
-    std::size_t n = options_.threads ? options_.threads : cores();
+    const std::size_t n = io_thread_count(options_);
     threads_.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         threads_.emplace_back([this, i] {
@@ -97,6 +99,15 @@ void Runtime::check_open() const {
         throw RuntimeShutdownError("rath Runtime is shut down; cannot submit");
 }
 
+std::shared_ptr<Runtime::Task> Runtime::new_task(std::shared_ptr<detail::LazyCore> result) {
+    // One io thread already serializes every handler: a strand would only add a hop
+    // per completion.
+    auto t = threads_.size() == 1 ? std::make_shared<Task>(io_.get_executor())
+                                  : std::make_shared<Task>(boost::asio::make_strand(io_));
+    t->result = std::move(result);
+    return t;
+}
+
 std::uint64_t Runtime::register_task(std::shared_ptr<Task> t) {
     std::lock_guard lk(tasks_mu_);
     std::uint64_t id = next_task_++;
@@ -124,9 +135,9 @@ std::size_t Runtime::drain(std::chrono::milliseconds timeout) {
     for (auto& [id, t] : tasks_) survivors.push_back(t);
     lk.unlock();
     // A cancellation signal may only be emitted from the context its operation runs
-    // in: each task has its own strand, so emit there.
+    // in: each task's own executor (its strand, or the single io thread), so emit there.
     for (auto& t : survivors)
-        boost::asio::post(t->strand, [t] { t->signal.emit(boost::asio::cancellation_type::terminal); });
+        boost::asio::post(t->executor, [t] { t->signal.emit(boost::asio::cancellation_type::terminal); });
     lk.lock();
     tasks_cv_.wait_for(lk, std::chrono::milliseconds(1000), [&] { return tasks_.empty(); });
     return survivors.size();
@@ -147,7 +158,7 @@ void Runtime::shutdown() {
         std::unique_lock lk(tasks_mu_);
         for (auto& [id, t] : tasks_) {
             auto task = t;
-            boost::asio::post(task->strand, [task] { task->signal.emit(boost::asio::cancellation_type::terminal); });
+            boost::asio::post(task->executor, [task] { task->signal.emit(boost::asio::cancellation_type::terminal); });
         }
         // Give cancelled work a moment to unwind cleanly before the loop stops.
         tasks_cv_.wait_for(lk, std::chrono::milliseconds(500), [&] { return tasks_.empty(); });

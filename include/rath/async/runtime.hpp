@@ -113,11 +113,13 @@ public:
 
 private:
     struct Task {
-        explicit Task(boost::asio::any_io_executor s) : strand(std::move(s)) {}
-        boost::asio::any_io_executor strand;  // a strand, or the io_context of a one-thread runtime
+        explicit Task(boost::asio::any_io_executor ex) : executor(std::move(ex)) {}
+        boost::asio::any_io_executor executor;  // its own strand, or the io_context of a one-thread runtime
         boost::asio::cancellation_signal signal;
         std::shared_ptr<detail::LazyCore> result;  // failed at shutdown if never completed
     };
+    // A task on its own strand (none on a one-thread runtime), failing `result` at shutdown.
+    std::shared_ptr<Task> new_task(std::shared_ptr<detail::LazyCore> result);
     std::uint64_t register_task(std::shared_ptr<Task> t);
     void finish_task(std::uint64_t id);
     void check_open() const;
@@ -143,9 +145,7 @@ template <class T>
 Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     check_open();
     Lazy<T> result;
-    auto task = threads_.size() == 1 ? std::make_shared<Task>(io_.get_executor())
-                                     : std::make_shared<Task>(boost::asio::make_strand(io_));
-    task->result = result.core();
+    auto task = new_task(result.core());
     std::uint64_t id = register_task(task);
     auto on_done = [this, id, result](std::exception_ptr e, auto... v) mutable {
         if (e)
@@ -156,7 +156,7 @@ Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
             result.try_set_value(std::move(v)...);
         finish_task(id);
     };
-    boost::asio::co_spawn(task->strand, std::move(op),
+    boost::asio::co_spawn(task->executor, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
     return result;
 }
@@ -165,16 +165,14 @@ template <class T>
 void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
     check_open();
     std::shared_ptr<detail::LazyCore> core = result.core();
-    auto task = threads_.size() == 1 ? std::make_shared<Task>(io_.get_executor())
-                                     : std::make_shared<Task>(boost::asio::make_strand(io_));
-    task->result = core;
+    auto task = new_task(core);
     std::uint64_t id = register_task(task);
     auto on_done = [this, id, core = std::move(core)](std::exception_ptr e) {
         if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
         core->fail(std::move(e));  // a no-op when the operation published its result
         finish_task(id);
     };
-    boost::asio::co_spawn(task->strand, std::move(op),
+    boost::asio::co_spawn(task->executor, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
 }
 
