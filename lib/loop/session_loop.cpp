@@ -394,7 +394,7 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopState> st) {
             std::vector<llm::ToolCallPart>& calls = *resp.choices.front().message.tool_calls;
             co_await dispatch_round(rt, run.exec.get(), run.tools->table, st->out, calls, run.bodies);
             mark = run.rows.size();
-            append_tool_results(run, st->out, *choice.message.tool_calls);
+            append_tool_results(run, st->out, calls);
             if (writer) co_await persist_rows(*writer, run.rows, mark);
         }
         if (!finished) note_truncated(st->out, opt.max_tool_rounds);

@@ -97,6 +97,11 @@ net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::
     return req;
 }
 
+// The client's cached messages URL, unless the request adds query parameters.
+std::string request_url(const std::string& cached, const std::string& base, const detail::TransportExtras& extras) {
+    return extras.query.empty() ? cached : messages_url(base, extras.query);
+}
+
 ChatResponse parse_response(const net::HttpResponse& resp) { return anthropic::parse_messages_response(resp.body); }
 }  // namespace
 
@@ -111,7 +116,7 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatReq
         detail::TransportExtras extras;
         auto body = anthropic::build_messages_body(request, model, false, &extras);
         request = ChatRequest{};
-        req = make_request(extras.query.empty() ? messages_url_ : messages_url(base_url_, extras.query), json_headers_, body, extras);
+        req = make_request(request_url(messages_url_, base_url_, extras), json_headers_, body, extras);
         timeout = extras.timeout_seconds;
     } catch (...) {
         return detail::fail_later<ChatResponse>(std::current_exception());
@@ -128,7 +133,7 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatReque
         auto body = anthropic::build_messages_body(request, model, true, &extras);
         request = ChatRequest{};
         call.http = http_.get();
-        call.request = make_request(extras.query.empty() ? messages_url_ : messages_url(base_url_, extras.query), sse_headers_, body, extras);
+        call.request = make_request(request_url(messages_url_, base_url_, extras), sse_headers_, body, extras);
         call.provider = "anthropic";
         call.secret = api_key_;
         call.timeout_seconds = extras.timeout_seconds;
