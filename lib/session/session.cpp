@@ -44,6 +44,12 @@ struct Placement {
     // An open in progress: concurrent require_sandbox() calls wait for it instead of
     // opening a second sandbox (pitfall 5).
     std::optional<async::Lazy<backend::SandboxPtr>> opening;
+
+    // Targets the backend and spec of `sb` (without binding it).
+    void target(const backend::Sandbox& sb) {
+        backend_name = std::string(sb.backend_name());
+        spec = std::make_shared<const backend::SandboxSpec>(sb.spec());
+    }
 };
 
 struct SessionState {
@@ -434,8 +440,7 @@ Session& Session::bind_sandbox(backend::SandboxPtr sb) {
     std::lock_guard lk(st_->mu);
     Placement& pl = st_->placement();
     pl.sandbox = sb;
-    pl.backend_name = std::string(sb->backend_name());
-    pl.spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
+    pl.target(*sb);
     return *this;
 }
 
@@ -627,9 +632,7 @@ Session Session::derive(ChunkTable rows, std::optional<TokenUsage> usage) const 
         } catch (const backend::BackendSandboxClosed&) {
             // Closed in between: the result stays unbound but keeps the target.
             std::lock_guard lk(out.st_->mu);
-            Placement& pl = out.st_->placement();
-            pl.backend_name = std::string(sb->backend_name());
-            pl.spec = std::make_shared<const backend::SandboxSpec>(sb->spec());
+            out.st_->placement().target(*sb);
         }
     }
     return out;
