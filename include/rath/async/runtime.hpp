@@ -168,8 +168,13 @@ void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
     auto task = new_task(core);
     std::uint64_t id = register_task(task);
     auto on_done = [this, id, core = std::move(core)](std::exception_ptr e) {
+        // The usual path: the operation published its result; nothing to build.
+        if (!e && core->ready()) {
+            finish_task(id);
+            return;
+        }
         if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
-        core->fail(std::move(e));  // a no-op when the operation published its result
+        core->fail(std::move(e));  // a no-op if a result arrived meanwhile
         finish_task(id);
     };
     boost::asio::co_spawn(task->executor, std::move(op),
