@@ -38,6 +38,11 @@ class LoopExecutor {
 public:
     virtual ~LoopExecutor() = default;
     virtual boost::asio::awaitable<llm::ChatResponse> async_complete(llm::ChatRequest request) = 0;
+    // The loop calls this one: `request` is borrowed until the call returns (the loop
+    // keeps its conversation). The default copies it into async_complete.
+    virtual boost::asio::awaitable<llm::ChatResponse> async_complete_borrowed(const llm::ChatRequest& request) {
+        return async_complete(request);
+    }
     // The serialized tool-result body for one call (never throws for tool faults:
     // those become error payloads).
     virtual boost::asio::awaitable<std::string> async_dispatch_tool(Session out,

@@ -63,11 +63,14 @@ public:
     // Not a coroutine: the client's awaitable is handed straight to the loop, so a
     // parked session carries no extra frame here.
     asio::awaitable<llm::ChatResponse> async_complete(llm::ChatRequest request) override {
-        if (!on_event_) return client_->async_complete(std::move(request));
+        return async_complete_borrowed(request);
+    }
+    asio::awaitable<llm::ChatResponse> async_complete_borrowed(const llm::ChatRequest& request) override {
+        if (!on_event_) return client_->async_complete_borrowed(request);
         if (!client_->supports_streaming())
             throw ProviderConfigError("on_event requires an async streaming client; provider_kind='" +
                                            std::string(client_->kind()) + "' does not expose async_stream");
-        return client_->async_stream(std::move(request), on_event_);
+        return client_->async_stream_borrowed(request, on_event_);
     }
 
 private:
@@ -232,15 +235,25 @@ std::shared_ptr<const std::vector<llm::Message>> shared_head(const ChunkTable& a
 }
 
 // One round's request (agent rows, then the conversation) handed to the executor.
+// The conversation is lent to the request for the call and moved back afterwards,
+// thrown or not: the executor borrows the request only until it returns.
 asio::awaitable<llm::ChatResponse> start_round(LoopExecutor& exec, const std::vector<llm::Message>& head,
-                                               const std::vector<llm::Message>& convo, const llm::ToolList& schemas,
+                                               std::vector<llm::Message>& convo, const llm::ToolList& schemas,
                                                const llm::Provider& provider) {
-    std::vector<llm::Message> messages;
-    messages.reserve(head.size() + convo.size());
-    messages.insert(messages.end(), head.begin(), head.end());
-    messages.insert(messages.end(), convo.begin(), convo.end());
-    llm::ChatRequest req = make_chat_request(std::move(messages), schemas, provider, "auto");
-    return exec.async_complete(std::move(req));
+    llm::ChatRequest req = make_chat_request({}, schemas, provider, "auto");
+    req.messages.reserve(head.size() + convo.size());
+    req.messages.insert(req.messages.end(), head.begin(), head.end());
+    req.messages.insert(req.messages.end(), std::make_move_iterator(convo.begin()),
+                        std::make_move_iterator(convo.end()));
+    struct GiveBack {
+        std::vector<llm::Message>& convo;
+        std::vector<llm::Message>& lent;
+        std::size_t head;
+        ~GiveBack() {
+            for (std::size_t i = 0; i < convo.size(); ++i) convo[i] = std::move(lent[head + i]);
+        }
+    } give_back{convo, req.messages, head.size()};
+    return exec.async_complete_borrowed(req);
 }
 
 // Fires once, on the first crossing of the cap (§2.7).

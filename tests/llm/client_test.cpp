@@ -81,6 +81,31 @@ TEST_CASE("openai client posts the exact body with bearer auth to base url plus 
     CHECK(json::parse(reqs[0].body) == json::parse(R"({"model":"gpt-x","messages":[{"role":"user","content":"hello"}],"stream":false})"));
 }
 
+TEST_CASE("a borrowed request may be destroyed once the call returns, before the answer arrives") {
+    Fixture f;
+    LoopbackServer server([](const RecordedRequest& r, int) {
+        if (r.target == "/v1/messages")
+            return Reply::json(200, R"({"id":"m","model":"c","content":[{"type":"text","text":"a"}],"stop_reason":"end_turn"})");
+        return Reply::json(200, openai_text_body("pong"));
+    });
+    OpenAIChatClient o(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
+    AnthropicChatClient a(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "c"}, f.options());
+    auto call = [](ChatClient& c) {
+        std::optional<ChatRequest> req = hello();
+        auto op = c.async_complete_borrowed(*req);
+        req.reset();  // the body was encoded at the call
+        return op;
+    };
+    auto op1 = call(o);
+    auto op2 = call(a);
+    CHECK(rath::async::block_on(f.rt, std::move(op1)).primary_choice().message.content == "pong");
+    CHECK(rath::async::block_on(f.rt, std::move(op2)).primary_choice().message.content == "a");
+    auto reqs = server.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(json::parse(reqs[0].body).at("messages") == json::parse(R"([{"role":"user","content":"hello"}])"));
+    CHECK(json::parse(reqs[1].body).at("messages") == json::parse(R"([{"role":"user","content":"hello"}])"));
+}
+
 TEST_CASE("extra_headers override the client's constant headers and organization and project headers are sent") {
     Fixture f;
     rath::test::EnvGuard g({{"OPENAI_ORG_ID", "org-1"}, {"OPENAI_PROJECT_ID", "proj-2"}});

@@ -26,6 +26,9 @@ public:
 
     boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) override;
     boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta) override;
+    boost::asio::awaitable<ChatResponse> async_complete_borrowed(const ChatRequest& request) override;
+    boost::asio::awaitable<ChatResponse> async_stream_borrowed(const ChatRequest& request,
+                                                               DeltaCallback on_delta) override;
 
     const std::string& base_url() const noexcept { return base_url_; }
     std::string resolve_model(const ChatRequest& request) const;

@@ -50,6 +50,18 @@ public:
     // A failure after deltas carries them in ProviderError::partial().
     virtual boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta);
 
+    // The same two calls with a borrowed request, which need only live until the call
+    // returns (not until the awaitable completes). The defaults copy it; clients that
+    // encode the body before their coroutine starts (OpenAI, Anthropic) read it in
+    // place, so a caller that keeps its conversation (the agent loop) never copies it.
+    virtual boost::asio::awaitable<ChatResponse> async_complete_borrowed(const ChatRequest& request) {
+        return async_complete(request);
+    }
+    virtual boost::asio::awaitable<ChatResponse> async_stream_borrowed(const ChatRequest& request,
+                                                                       DeltaCallback on_delta) {
+        return async_stream(request, std::move(on_delta));
+    }
+
     // Blocking facades (not callable from a runtime thread).
     ChatResponse complete(ChatRequest request);
     ChatResponse stream(ChatRequest request, DeltaCallback on_delta);

@@ -25,6 +25,9 @@ public:
 
     boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) override;
     boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta) override;
+    boost::asio::awaitable<ChatResponse> async_complete_borrowed(const ChatRequest& request) override;
+    boost::asio::awaitable<ChatResponse> async_stream_borrowed(const ChatRequest& request,
+                                                               DeltaCallback on_delta) override;
 
     const std::string& base_url() const noexcept { return base_url_; }
     bool is_azure() const noexcept { return azure_; }

@@ -109,13 +109,20 @@ ChatResponse parse_response(const net::HttpResponse& resp) { return anthropic::p
 // at once (a waiting session then holds no ChatRequest); preparation errors are
 // delivered at the await.
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatRequest request) {
+    return async_complete_borrowed(request);
+}
+
+boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
+    return async_stream_borrowed(request, std::move(on_delta));
+}
+
+boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete_borrowed(const ChatRequest& request) {
     net::HttpRequest req;
     std::optional<double> timeout;
     try {
         const std::string model = resolve_model(request);
         detail::TransportExtras extras;
         auto body = anthropic::build_messages_body(request, model, false, &extras);
-        request = ChatRequest{};
         req = make_request(request_url(messages_url_, base_url_, extras), json_headers_, body, extras);
         timeout = extras.timeout_seconds;
     } catch (...) {
@@ -125,13 +132,13 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatReq
                                                    &parse_response);
 }
 
-boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
+boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream_borrowed(const ChatRequest& request,
+                                                                             DeltaCallback on_delta) {
     detail::StreamCall call;
     try {
         const std::string model = resolve_model(request);
         detail::TransportExtras extras;
         auto body = anthropic::build_messages_body(request, model, true, &extras);
-        request = ChatRequest{};
         call.http = http_.get();
         call.request = make_request(request_url(messages_url_, base_url_, extras), sse_headers_, body, extras);
         call.provider = "anthropic";

@@ -124,18 +124,25 @@ net::HttpRequest make_request(const std::string& url, const std::shared_ptr<cons
 ChatResponse parse_response(const net::HttpResponse& resp) { return openai::parse_chat_response(resp.body, "openai"); }
 }  // namespace
 
-// async_complete and async_stream are plain functions: the request is turned into an
-// HTTP request at once and only that travels into the coroutine, so a session waiting
-// for its answer does not also hold its ChatRequest. Errors in that preparation are
+// The calls are plain functions: the request is turned into an HTTP request at once
+// and only that travels into the coroutine, so a session waiting for its answer does
+// not also hold its ChatRequest (and a borrowed request is never copied). Errors in that preparation are
 // still delivered when the result is awaited, as for any other failure.
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatRequest request) {
+    return async_complete_borrowed(request);
+}
+
+boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
+    return async_stream_borrowed(request, std::move(on_delta));
+}
+
+boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete_borrowed(const ChatRequest& request) {
     net::HttpRequest req;
     std::optional<double> timeout;
     try {
         const std::string model = resolve_model(request);
         detail::TransportExtras extras;
         openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, false, &extras);
-        request = ChatRequest{};
         req = make_request(chat_url(model), json_headers_, std::move(body), extras);
         timeout = extras.timeout_seconds;
     } catch (...) {
@@ -145,13 +152,13 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatReques
                                                    &parse_response);
 }
 
-boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
+boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream_borrowed(const ChatRequest& request,
+                                                                          DeltaCallback on_delta) {
     detail::StreamCall call;
     try {
         const std::string model = resolve_model(request);
         detail::TransportExtras extras;
         openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, true, &extras);
-        request = ChatRequest{};
         call.http = http_.get();
         call.request = make_request(chat_url(model), sse_headers_, std::move(body), extras);
         call.provider = "openai";
