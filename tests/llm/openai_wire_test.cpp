@@ -321,6 +321,12 @@ TEST_CASE("the body in parts is byte for byte the serialized body object") {
                                   Message{.role = "assistant", .content = std::nullopt, .tool_calls = std::vector{call}},
                                   Message::tool_result("c1", "3")},
                      .tools = tools});
+    // Every escape the serializer writes, names, and an empty conversation.
+    cases.push_back({.messages = {Message{.role = "user",
+                                          .content = std::string("tab\tcr\rff\fbs\bnl\n \\ \"q\" \x01\x1f\x7f \xff\xc3\xa9"),
+                                          .name = "n\"x"},
+                                  Message{.role = "tool", .content = "", .tool_call_id = "c\\1"}}});
+    cases.push_back({.messages = {}});
     // An extra arg that replaces a head key falls back to one merged object.
     cases.push_back({.messages = {Message::user("q")}, .tools = tools,
                      .extra_create_args = {{"model", "override"}, {"tools", json::array{}}, {"foo", 1}}});

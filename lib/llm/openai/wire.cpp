@@ -121,6 +121,48 @@ json::object build_tail(const ChatRequest& r, bool stream, detail::TransportExtr
     return body;
 }
 
+// The head written as text, the same bytes as serialize(build_head(...)) without its
+// closing brace: the head is most of a body, and a json::object per message (then
+// serialized) was most of the cost of building one.
+void write_head(std::string& out, const ChatRequest& r, const std::string& model) {
+    std::size_t size = 32 + model.size();
+    for (const auto& m : r.messages)
+        size += 64 + m.role.size() + (m.content ? m.content->size() : 0) + (m.name ? m.name->size() : 0) +
+                (m.tool_calls ? 256 * m.tool_calls->size() : 0);
+    out.reserve(size);
+    out += "{\"model\":";
+    append_json_string(out, model);
+    out += ",\"messages\":[";
+    bool first = true;
+    for (const auto& m : r.messages) {
+        out += first ? "{\"role\":" : ",{\"role\":";
+        first = false;
+        append_json_string(out, m.role);
+        if (m.content) {
+            out += ",\"content\":";
+            append_json_string(out, *m.content);
+        }
+        if (m.name) {
+            out += ",\"name\":";
+            append_json_string(out, *m.name);
+        }
+        if (m.tool_call_id) {
+            out += ",\"tool_call_id\":";
+            append_json_string(out, *m.tool_call_id);
+        }
+        if (m.tool_calls) {
+            out += ",\"tool_calls\":[";
+            for (std::size_t i = 0; i < m.tool_calls->size(); ++i) {
+                if (i) out += ',';
+                out += json::serialize((*m.tool_calls)[i]);
+            }
+            out += ']';
+        }
+        out += '}';
+    }
+    out += ']';
+}
+
 bool overrides_head(const json::object& tail) {
     return tail.contains("model") || tail.contains("messages") || tail.contains("tools");
 }
@@ -149,18 +191,17 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
     json::monotonic_resource arena(first_block, sizeof first_block);
     json::storage_ptr sp(&arena);
     json::object tail = build_tail(r, stream, transport, sp);
-    json::object head = build_head(r, model, sp);
     ChatBodyParts out;
     if (overrides_head(tail)) {
         // An extra arg replaces a head key in place: let the object do the merge.
+        json::object head = build_head(r, model, sp);
         complete_body(head, r, tail);
         out.head = json::serialize(head);
         return out;
     }
     // The same bytes as serialize(build_chat_body(...)) in three pieces: the head,
     // the tool list's cached encoding (shared, never copied), and the tail.
-    out.head = json::serialize(head);
-    out.head.pop_back();  // '}'
+    write_head(out.head, r, model);
     if (r.tools) {
         out.head += ",\"tools\":";
         out.parts.push_back(r.tools->encoded_shared(
