@@ -18,15 +18,15 @@ std::string new_uuid_v4() {
     }
     b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
     b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
-    static const char* hex = "0123456789abcdef";
-    std::string s;
-    s.reserve(36);
+    static constexpr char hex[] = "0123456789abcdef";
+    char text[36];  // written in place: two sessions are made per agent run
+    std::size_t n = 0;
     for (int i = 0; i < 16; ++i) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-        s += hex[b[i] >> 4];
-        s += hex[b[i] & 0xF];
+        if (i == 4 || i == 6 || i == 8 || i == 10) text[n++] = '-';
+        text[n++] = hex[b[i] >> 4];
+        text[n++] = hex[b[i] & 0xF];
     }
-    return s;
+    return std::string(text, sizeof text);
 }
 
 std::optional<std::string> canonical_uuid(std::string_view s) {
