@@ -3,6 +3,7 @@
 #include <rath/config/paths.hpp>
 
 #include "lib/backend/process.hpp"
+#include "lib/core/json_write.hpp"
 #include "lib/core/pyrepr.hpp"
 
 // GCC 12 reports false positives inside simdjson's DOM iterators.
@@ -28,6 +29,7 @@ namespace rath::backend::persistence {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
+using rath::detail::append_json_string;
 using rath::detail::pyrepr;
 using SysClock = std::chrono::system_clock;
 
@@ -45,30 +47,6 @@ int hexval(char c) {
 fs::path default_root() { return rath::config::resolve_config_dir(); }
 
 fs::path base(const Root& root) { return root ? *root : default_root(); }
-
-void append_json_string(std::string& out, std::string_view s) {
-    out += '"';
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(c);  // non-ASCII kept as is (ensure_ascii=False)
-                }
-        }
-    }
-    out += '"';
-}
 
 void append_scalar(std::string& out, const json::value& v) {
     switch (v.kind()) {

@@ -30,11 +30,6 @@ bool truthy(dom::element e);
 // A scalar rendered like Python's str() for ids and error codes ("429", "abc").
 std::string scalar_text(dom::element e);
 
-// Appends `s` as a JSON string literal, byte for byte what boost::json::serialize
-// writes (", \\ and control characters escaped; other bytes as they are), for
-// bodies written directly instead of through a json::object.
-void append_json_string(std::string& out, std::string_view s);
-
 // Parses into a reusable parser; throws simdjson_error on invalid JSON.
 dom::element parse(dom::parser& parser, std::string_view text);
 // The same for a whole response body: one that is not JSON is a ResponseFormatError

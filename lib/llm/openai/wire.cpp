@@ -1,5 +1,6 @@
 #include "lib/llm/openai/wire.hpp"
 
+#include "lib/core/json_write.hpp"
 #include "lib/llm/json_util.hpp"
 
 #include <rath/llm/error.hpp>
@@ -13,6 +14,7 @@ namespace rath::llm::openai {
 namespace json = boost::json;
 namespace dom = simdjson::dom;
 using namespace rath::llm::detail;
+using rath::detail::append_json_string;
 
 void strip_additional_properties(json::value& v) {
     if (auto* o = v.if_object()) {
