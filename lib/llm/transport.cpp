@@ -4,6 +4,7 @@
 
 #include <rath/async/deadline.hpp>
 #include <rath/async/error.hpp>
+#include <rath/llm/credentials.hpp>
 #include <rath/llm/log.hpp>
 #include <rath/net/http_error.hpp>
 #include <rath/net/retry.hpp>
@@ -194,6 +195,26 @@ std::optional<config::LlmProviderEntry> config_fallback(std::string_view kind) {
         // A missing or broken config only disables this tier (§2.4).
     }
     return std::nullopt;
+}
+
+std::string resolve_model(const ChatRequest& request, const Provider& provider, const char* default_model_env,
+                          std::string_view kind) {
+    std::string m;
+    if (request.model) m = resolve_credential({request.model});
+    if (m.empty() && provider.model) m = resolve_credential({provider.model});
+    if (m.empty()) m = resolve_credential({env_value(default_model_env)});
+    if (m.empty())
+        if (auto c = config_fallback(kind)) m = resolve_credential({c->model});
+    if (m.empty()) throw ProviderConfigError("model is required: set ChatRequest.model or Provider.model");
+    return m;
+}
+
+void set_headers(net::HttpRequest& req, const std::shared_ptr<const net::HeaderBlock>& preset,
+                 const TransportExtras& extras) {
+    if (extras.headers.empty())
+        req.preset_headers = preset;
+    else
+        req.headers = preset->merged(extras.headers);
 }
 
 RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double> base_seconds,

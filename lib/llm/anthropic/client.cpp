@@ -71,28 +71,15 @@ AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions op
 }
 
 std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const {
-    // Per request: the environment is only read when neither model is set.
-    std::string m;
-    if (request.model) m = resolve_credential({request.model});
-    if (m.empty() && provider_.model) m = resolve_credential({provider_.model});
-    if (m.empty()) m = resolve_credential({env_value("ANTHROPIC_DEFAULT_MODEL")});
-    if (m.empty())
-        if (auto c = detail::config_fallback("anthropic")) m = resolve_credential({c->model});
-    if (m.empty()) throw ProviderConfigError("model is required: set ChatRequest.model or Provider.model");
-    return m;
+    return detail::resolve_model(request, provider_, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
 }
 
 namespace {
-// The client's constant headers go as one shared block; extra_headers from the
-// request's extra args override them, so such a request gets its own header list.
 net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::HeaderBlock>& preset,
                               const boost::json::object& body, detail::TransportExtras& extras) {
     net::HttpRequest req;
     req.url = std::move(url);
-    if (extras.headers.empty())
-        req.preset_headers = preset;
-    else
-        req.headers = preset->merged(extras.headers);
+    detail::set_headers(req, preset, extras);
     req.body = boost::json::serialize(body);
     return req;
 }

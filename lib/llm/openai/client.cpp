@@ -76,15 +76,7 @@ OpenAIChatClient::OpenAIChatClient(Provider provider, ChatClientOptions options)
 }
 
 std::string OpenAIChatClient::resolve_model(const ChatRequest& request) const {
-    // Per request: the environment is only read when neither model is set.
-    std::string m;
-    if (request.model) m = resolve_credential({request.model});
-    if (m.empty() && provider_.model) m = resolve_credential({provider_.model});
-    if (m.empty()) m = resolve_credential({env_value("OPENAI_DEFAULT_MODEL")});
-    if (m.empty())
-        if (auto c = detail::config_fallback("openai")) m = resolve_credential({c->model});
-    if (m.empty()) throw ProviderConfigError("model is required: set ChatRequest.model or Provider.model");
-    return m;
+    return detail::resolve_model(request, provider_, "OPENAI_DEFAULT_MODEL", "openai");
 }
 
 std::string OpenAIChatClient::chat_url(const std::string& model) const {
@@ -100,8 +92,6 @@ std::string OpenAIChatClient::chat_url(const std::string& model) const {
 }
 
 namespace {
-// The client's constant headers go as one shared block; extra_headers from the
-// request's extra args override them, so such a request gets its own header list.
 net::HttpRequest make_request(const std::string& url, const std::shared_ptr<const net::HeaderBlock>& preset,
                               openai::ChatBodyParts body, detail::TransportExtras& extras) {
     net::HttpRequest req;
@@ -112,10 +102,7 @@ net::HttpRequest make_request(const std::string& url, const std::shared_ptr<cons
         for (const auto& [k, v] : extras.query) qs += (qs.empty() ? "" : "&") + detail::url_encode(k) + "=" + detail::url_encode(v);
         req.url += (req.url.find('?') == std::string::npos ? "?" : "&") + qs;
     }
-    if (extras.headers.empty())
-        req.preset_headers = preset;
-    else
-        req.headers = preset->merged(extras.headers);
+    detail::set_headers(req, preset, extras);
     req.body = std::move(body.head);
     req.body_parts = std::move(body.parts);
     return req;
@@ -126,8 +113,9 @@ ChatResponse parse_response(const net::HttpResponse& resp) { return openai::pars
 
 // The calls are plain functions: the request is turned into an HTTP request at once
 // and only that travels into the coroutine, so a session waiting for its answer does
-// not also hold its ChatRequest (and a borrowed request is never copied). Errors in that preparation are
-// still delivered when the result is awaited, as for any other failure.
+// not also hold its ChatRequest (and a borrowed request is never copied). Errors in
+// that preparation are still delivered when the result is awaited, as for any other
+// failure.
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete(ChatRequest request) {
     return async_complete_borrowed(request);
 }
