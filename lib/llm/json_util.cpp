@@ -55,6 +55,39 @@ std::optional<std::string_view> string_field(dom::element e, std::string_view ke
     return std::string_view(*f);
 }
 
+void pick_fields(dom::element e, std::span<const std::string_view> names, std::span<std::optional<dom::element>> out) {
+    for (auto& o : out) o.reset();
+    if (!e.is_object()) return;
+    for (dom::key_value_pair kv : dom::object(e)) {
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (kv.key == names[i]) {
+                if (!out[i]) out[i] = kv.value;
+                break;
+            }
+        }
+    }
+}
+
+std::optional<dom::element> if_object(const std::optional<dom::element>& f) {
+    if (!f || !f->is_object()) return std::nullopt;
+    return f;
+}
+
+std::optional<dom::array> if_array(const std::optional<dom::element>& f) {
+    if (!f || !f->is_array()) return std::nullopt;
+    return dom::array(*f);
+}
+
+std::optional<std::string_view> if_string(const std::optional<dom::element>& f) {
+    if (!f || !f->is_string()) return std::nullopt;
+    return std::string_view(*f);
+}
+
+std::optional<std::int64_t> if_int(const std::optional<dom::element>& f) {
+    if (!f) return std::nullopt;
+    return int_value(*f);
+}
+
 std::optional<std::int64_t> int_value(dom::element e) {
     switch (e.type()) {
     case dom::element_type::INT64: return std::int64_t(e);

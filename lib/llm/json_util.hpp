@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,15 @@ std::optional<dom::element> field(dom::element e, std::string_view key);
 std::optional<dom::element> object_field(dom::element e, std::string_view key);  // verified object
 std::optional<dom::array> array_field(dom::element e, std::string_view key);
 std::optional<std::string_view> string_field(dom::element e, std::string_view key);
+// One walk over the keys of `e` for a fixed list of names: out[i] is the value under
+// names[i] as `field` would find it (the first one), nullopt when missing. A parser that
+// reads many fields of one object pays one scan instead of one per field.
+void pick_fields(dom::element e, std::span<const std::string_view> names, std::span<std::optional<dom::element>> out);
+// The typed views of a picked field, with the *_field functions' rules.
+std::optional<dom::element> if_object(const std::optional<dom::element>& f);
+std::optional<dom::array> if_array(const std::optional<dom::element>& f);
+std::optional<std::string_view> if_string(const std::optional<dom::element>& f);
+std::optional<std::int64_t> if_int(const std::optional<dom::element>& f);
 // Integers, and floats with an integral value (some gateways send 12.0).
 std::optional<std::int64_t> int_value(dom::element e);
 std::optional<std::int64_t> int_field(dom::element e, std::string_view key);

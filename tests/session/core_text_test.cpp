@@ -1,13 +1,56 @@
 // lib/core text helpers the session formats depend on byte for byte.
 #include "lib/core/json_parse.hpp"
+#include "lib/core/json_write.hpp"
 #include "lib/core/pyjson.hpp"
 #include "lib/core/pyrepr.hpp"
 
 #include <doctest/doctest.h>
 
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <string>
+
 using namespace rath::detail;
 
 TEST_SUITE("session/core_text") {
+
+TEST_CASE("the direct JSON writer escapes strings exactly like the Boost.JSON serializer at every offset") {
+    // Each byte class at every position of strings up to 40 bytes, so the sixteen-byte
+    // scan and its overlapping tail are checked on both sides of every block boundary.
+    const char specials[] = {'"', '\\', '\n', '\t', '\x01', '\x1f', ' ', '/', '\x7f', '\x80', '\xc3', '\xff', '\0'};
+    for (std::size_t len = 0; len <= 40; ++len) {
+        for (std::size_t pos = 0; pos < std::max<std::size_t>(len, 1); ++pos) {
+            for (char c : specials) {
+                std::string text(len, 'a');
+                if (len) text[pos] = c;
+                std::string out = "x";
+                append_json_string(out, text);
+                CHECK(out == "x" + boost::json::serialize(boost::json::string(text)));
+            }
+        }
+    }
+    std::string all;
+    for (int c = 0; c < 256; ++c) all.push_back(static_cast<char>(c));
+    std::string out;
+    append_json_string(out, all);
+    CHECK(out == boost::json::serialize(boost::json::string(all)));
+}
+
+TEST_CASE("the direct JSON writer writes values byte for byte like the Boost.JSON serializer") {
+    boost::json::value v = boost::json::parse(
+        R"({"a":[1,-2,9223372036854775807,-9223372036854775808,18446744073709551615,0.5,1.0,-1e300,2.5e-8],)"
+        R"("b":{"k\"ey":"v\u0001\n","e":{},"l":[],"n":null,"t":true,"f":false},"é":"ünï"})");
+    std::string out;
+    append_json_value(out, v);
+    CHECK(out == boost::json::serialize(v));
+    out.clear();
+    append_json_value(out, v.as_object());
+    CHECK(out == boost::json::serialize(v));
+    out.clear();
+    append_json_value(out, v.at("a").as_array());
+    CHECK(out == boost::json::serialize(v.at("a")));
+}
 
 TEST_CASE("pyjson uses Python separators and keeps key order") {
     boost::json::object o;

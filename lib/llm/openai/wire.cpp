@@ -156,7 +156,7 @@ void write_head(std::string& out, const ChatRequest& r, const std::string& model
             out += ",\"tool_calls\":[";
             for (std::size_t i = 0; i < m.tool_calls->size(); ++i) {
                 if (i) out += ',';
-                out += json::serialize((*m.tool_calls)[i]);
+                rath::detail::append_json_value(out, (*m.tool_calls)[i]);
             }
             out += ']';
         }
@@ -209,7 +209,8 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
         out.parts.push_back(r.tools->encoded_shared(
             ToolList::Encoding::openai, [](const std::vector<FunctionTool>& list) { return json::serialize(build_tools(list)); }));
     }
-    std::string rest = json::serialize(tail);  // never empty: "stream" is always there
+    std::string rest;
+    rath::detail::append_json_value(rest, tail);  // never empty: "stream" is always there
     rest.front() = ',';
     out.parts.push_back(std::make_shared<const std::string>(std::move(rest)));
     return out;
@@ -246,15 +247,17 @@ void split_content_parts(dom::array parts, std::string& text, std::string& reaso
 
 std::optional<TokenUsage> usage_of(dom::element u, bool details) {
     if (!u.is_object()) return std::nullopt;
+    static constexpr std::string_view names[] = {"prompt_tokens", "completion_tokens", "total_tokens",
+                                                 "completion_tokens_details", "prompt_tokens_details"};
+    std::optional<dom::element> f[std::size(names)];
+    pick_fields(u, names, f);
     TokenUsage t;
-    t.prompt_tokens = int_field(u, "prompt_tokens").value_or(0);
-    t.completion_tokens = int_field(u, "completion_tokens").value_or(0);
-    t.total_tokens = int_field(u, "total_tokens").value_or(0);
+    t.prompt_tokens = if_int(f[0]).value_or(0);
+    t.completion_tokens = if_int(f[1]).value_or(0);
+    t.total_tokens = if_int(f[2]).value_or(0);
     if (details) {
-        if (auto d = object_field(u, "completion_tokens_details"))
-            t.completion_tokens_details = to_boost(dom::element(*d)).as_object();
-        if (auto d = object_field(u, "prompt_tokens_details"))
-            t.prompt_tokens_details = to_boost(dom::element(*d)).as_object();
+        if (auto d = if_object(f[3])) t.completion_tokens_details = to_boost(*d).as_object();
+        if (auto d = if_object(f[4])) t.prompt_tokens_details = to_boost(*d).as_object();
     }
     return t;
 }
@@ -286,6 +289,80 @@ std::string arguments_text(dom::element e) {
 
 }  // namespace
 
+namespace {
+
+// The keys each parser reads, in the order of its enum: one walk over an object
+// (pick_fields) instead of a lookup per key.
+enum RootKey { root_error, root_choices, root_usage, root_id, root_created, root_model, root_service_tier,
+               root_fingerprint, root_keys };
+constexpr std::string_view root_names[] = {"error", "choices", "usage", "id", "created", "model", "service_tier",
+                                           "system_fingerprint"};
+enum ChoiceKey { choice_index, choice_finish, choice_logprobs, choice_message, choice_delta, choice_keys };
+constexpr std::string_view choice_names[] = {"index", "finish_reason", "logprobs", "message", "delta"};
+enum MessageKey { msg_content, msg_refusal, msg_reasoning_content, msg_reasoning, msg_annotations,
+                  msg_function_call, msg_tool_calls, msg_keys };
+constexpr std::string_view message_names[] = {"content", "refusal", "reasoning_content", "reasoning",
+                                              "annotations", "function_call", "tool_calls"};
+enum CallKey { call_function, call_id, call_type, call_index, call_keys };
+constexpr std::string_view call_names[] = {"function", "id", "type", "index"};
+enum FunctionKey { fn_name, fn_arguments, fn_keys };
+constexpr std::string_view function_names[] = {"name", "arguments"};
+
+using Picked = std::optional<dom::element>;
+
+ToolCallPart tool_call_of(dom::element tc) {
+    ToolCallPart p;
+    Picked f[call_keys];
+    pick_fields(tc, call_names, f);
+    if (auto fn = if_object(f[call_function])) {
+        Picked g[fn_keys];
+        pick_fields(*fn, function_names, g);
+        if (g[fn_name] && !g[fn_name]->is_null()) p.function.name = scalar_text(*g[fn_name]);
+        if (g[fn_arguments]) p.function.arguments = arguments_text(*g[fn_arguments]);
+    }
+    if (f[call_id] && !f[call_id]->is_null()) p.id = scalar_text(*f[call_id]);
+    if (f[call_type] && !f[call_type]->is_null()) p.type = scalar_text(*f[call_type]);
+    auto parsed = parse_tool_arguments(p.function.arguments);
+    p.function.arguments_parsed = std::move(parsed.value);
+    p.function.arguments_parse_error = parsed.parse_error;
+    return p;
+}
+
+void read_message(dom::element msg, AssistantMessage& am) {
+    Picked f[msg_keys];
+    pick_fields(msg, message_names, f);
+    if (const auto& content = f[msg_content]) {
+        if (content->is_string()) {
+            am.content = std::string(std::string_view(*content));
+        } else if (content->is_array()) {
+            std::string text, reasoning;
+            split_content_parts(dom::array(*content), text, reasoning);
+            if (!text.empty()) am.content = text;
+            if (!reasoning.empty()) am.reasoning_content = reasoning;
+        }
+    }
+    if (auto s = if_string(f[msg_refusal])) am.refusal = std::string(*s);
+    if (auto s = if_string(f[msg_reasoning_content]))
+        am.reasoning_content = std::string(*s);
+    else if (auto s2 = if_string(f[msg_reasoning]))
+        am.reasoning_content = std::string(*s2);
+    if (auto a = if_array(f[msg_annotations])) {
+        std::vector<json::object> anns;
+        for (dom::element x : *a)
+            if (x.is_object()) anns.push_back(to_boost(x).as_object());
+        am.annotations = std::move(anns);
+    }
+    if (auto fc = if_object(f[msg_function_call])) am.function_call = to_boost(*fc).as_object();
+    if (auto tcs = if_array(f[msg_tool_calls]); tcs && tcs->size() > 0) {
+        std::vector<ToolCallPart> calls;
+        for (dom::element tc : *tcs)
+            if (tc.is_object()) calls.push_back(tool_call_of(tc));
+        if (!calls.empty()) am.tool_calls = std::move(calls);
+    }
+}
+
+}  // namespace
+
 ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
     thread_local dom::parser cached_parser;
     detail::ReusedParser reused(cached_parser);
@@ -298,75 +375,31 @@ ChatResponse parse_chat_response(std::string_view body, std::string_view provide
                                                     .type = "invalid_response",
                                                     .message = "response body is not a JSON object: " + head});
     }
-    if (auto e = field(root, "error"); e && truthy(*e) && !field(root, "choices")) throw_in_band(provider, *e);
+    Picked top[root_keys];
+    pick_fields(root, root_names, top);
+    if (const auto& e = top[root_error]; e && truthy(*e) && !top[root_choices]) throw_in_band(provider, *e);
 
     ChatResponse r;
     r.raw = RawJson(std::string(body));
-    if (auto choices = array_field(root, "choices")) {
+    if (auto choices = if_array(top[root_choices])) {
         for (dom::element c : *choices) {
             if (!c.is_object()) continue;
+            Picked f[choice_keys];
+            pick_fields(c, choice_names, f);
             ChatChoice ch;
-            ch.index = int_field(c, "index").value_or(0);
-            ch.finish_reason = map_finish_nonstream(string_field(c, "finish_reason"));
-            if (auto lp = object_field(c, "logprobs")) ch.logprobs = to_boost(dom::element(*lp)).as_object();
-            dom::element msg = c;
-            auto m = object_field(c, "message");
-            AssistantMessage& am = ch.message;
-            if (m) {
-                msg = dom::element(*m);
-                if (auto content = field(msg, "content")) {
-                    if (content->is_string()) {
-                        am.content = std::string(std::string_view(*content));
-                    } else if (content->is_array()) {
-                        std::string text, reasoning;
-                        split_content_parts(dom::array(*content), text, reasoning);
-                        if (!text.empty()) am.content = text;
-                        if (!reasoning.empty()) am.reasoning_content = reasoning;
-                    }
-                }
-                if (auto s = string_field(msg, "refusal")) am.refusal = std::string(*s);
-                if (auto s = string_field(msg, "reasoning_content"))
-                    am.reasoning_content = std::string(*s);
-                else if (auto s2 = string_field(msg, "reasoning"))
-                    am.reasoning_content = std::string(*s2);
-                if (auto a = array_field(msg, "annotations")) {
-                    std::vector<json::object> anns;
-                    for (dom::element x : *a)
-                        if (x.is_object()) anns.push_back(to_boost(x).as_object());
-                    am.annotations = std::move(anns);
-                }
-                if (auto fc = object_field(msg, "function_call")) am.function_call = to_boost(dom::element(*fc)).as_object();
-                if (auto tcs = array_field(msg, "tool_calls"); tcs && tcs->size() > 0) {
-                    std::vector<ToolCallPart> calls;
-                    for (dom::element tc : *tcs) {
-                        if (!tc.is_object()) continue;
-                        ToolCallPart p;
-                        auto fn = field(tc, "function");
-                        dom::element f = (fn && fn->is_object()) ? *fn : tc;
-                        bool has_fn = fn && fn->is_object();
-                        if (has_fn) {
-                            if (auto n = field(f, "name"); n && !n->is_null()) p.function.name = scalar_text(*n);
-                            if (auto a = field(f, "arguments")) p.function.arguments = arguments_text(*a);
-                        }
-                        if (auto id = field(tc, "id"); id && !id->is_null()) p.id = scalar_text(*id);
-                        if (auto ty = field(tc, "type"); ty && !ty->is_null()) p.type = scalar_text(*ty);
-                        auto parsed = parse_tool_arguments(p.function.arguments);
-                        p.function.arguments_parsed = std::move(parsed.value);
-                        p.function.arguments_parse_error = parsed.parse_error;
-                        calls.push_back(std::move(p));
-                    }
-                    if (!calls.empty()) am.tool_calls = std::move(calls);
-                }
-            }
+            ch.index = if_int(f[choice_index]).value_or(0);
+            ch.finish_reason = map_finish_nonstream(if_string(f[choice_finish]));
+            if (auto lp = if_object(f[choice_logprobs])) ch.logprobs = to_boost(*lp).as_object();
+            if (auto m = if_object(f[choice_message])) read_message(*m, ch.message);
             r.choices.push_back(std::move(ch));
         }
     }
-    if (auto u = field(root, "usage")) r.usage = usage_of(*u, true);
-    if (auto s = string_field(root, "id")) r.id = std::string(*s);
-    r.created = int_field(root, "created").value_or(0);
-    if (auto s = string_field(root, "model")) r.model = std::string(*s);
-    if (auto s = string_field(root, "service_tier")) r.service_tier = std::string(*s);
-    if (auto s = string_field(root, "system_fingerprint")) r.system_fingerprint = std::string(*s);
+    if (top[root_usage]) r.usage = usage_of(*top[root_usage], true);
+    if (auto s = if_string(top[root_id])) r.id = std::string(*s);
+    r.created = if_int(top[root_created]).value_or(0);
+    if (auto s = if_string(top[root_model])) r.model = std::string(*s);
+    if (auto s = if_string(top[root_service_tier])) r.service_tier = std::string(*s);
+    if (auto s = if_string(top[root_fingerprint])) r.system_fingerprint = std::string(*s);
     return r;
 }
 
@@ -389,20 +422,24 @@ bool ChunkMapper::on_event(std::string_view event, std::string_view data, const 
                                                     .message = "stream chunk is not valid JSON: " +
                                                                std::string(data.substr(0, 200))});
     }
-    auto err = field(chunk, "error");
+    Picked top[root_keys];
+    pick_fields(chunk, root_names, top);
+    const auto& err = top[root_error];
     const bool in_band = err && truthy(*err);
-    if (chunk.is_object()) map_chunk(chunk, emit);
+    if (chunk.is_object()) map_chunk(top, emit);
     if (in_band) throw_in_band(provider_, *err);
     if (event == "error") throw_in_band(provider_, chunk);
     return true;
 }
 
-void ChunkMapper::map_chunk(dom::element chunk, const Emit& emit) {
+void ChunkMapper::map_chunk(const std::optional<dom::element>* top, const Emit& emit) {
     std::optional<dom::element> choice;
-    if (auto choices = array_field(chunk, "choices")) {
+    Picked cf[choice_keys];
+    if (auto choices = if_array(top[root_choices])) {
         for (dom::element c : *choices) {
             if (!c.is_object()) continue;
-            auto idx = field(c, "index");
+            pick_fields(c, choice_names, cf);
+            const auto& idx = cf[choice_index];
             // Only choice index 0 is folded (n>1 streams interleave other indexes).
             if (!idx || idx->is_null() || int_value(*idx) == 0) {
                 choice = c;
@@ -411,50 +448,53 @@ void ChunkMapper::map_chunk(dom::element chunk, const Emit& emit) {
         }
     }
     if (choice) {
-        dom::element delta = *choice;
-        bool has_delta = false;
-        if (auto d = object_field(*choice, "delta")) {
-            delta = dom::element(*d);
-            has_delta = true;
-        }
-        if (has_delta) {
+        if (auto delta = if_object(cf[choice_delta])) {
+            Picked f[msg_keys];
+            pick_fields(*delta, message_names, f);
             std::string text, reasoning;
-            if (auto c = field(delta, "content")) {
+            if (const auto& c = f[msg_content]) {
                 if (c->is_string())
                     text = std::string(std::string_view(*c));
                 else if (c->is_array())
                     split_content_parts(dom::array(*c), text, reasoning);
             }
-            if (auto s = string_field(delta, "reasoning_content"); s && !s->empty())
+            if (auto s = if_string(f[msg_reasoning_content]); s && !s->empty())
                 reasoning += *s;
-            else if (auto s2 = string_field(delta, "reasoning"); s2 && !s2->empty())
+            else if (auto s2 = if_string(f[msg_reasoning]); s2 && !s2->empty())
                 reasoning += *s2;
             if (!reasoning.empty()) emit(StreamDelta{.reasoning_delta = std::move(reasoning)});
             if (!text.empty()) emit(StreamDelta{.content_delta = std::move(text)});
-            if (auto tcs = array_field(delta, "tool_calls")) {
+            if (auto tcs = if_array(f[msg_tool_calls])) {
                 for (dom::element tc : *tcs) {
                     if (!tc.is_object()) continue;
+                    Picked t[call_keys];
+                    pick_fields(tc, call_names, t);
                     StreamDelta d;
-                    if (auto i = field(tc, "index"); i && (i->is_int64() || i->is_uint64()))
+                    if (const auto& i = t[call_index]; i && (i->is_int64() || i->is_uint64()))
                         d.tool_call_index = int(*int_value(*i));
-                    if (auto id = field(tc, "id")) d.tool_call_id = id->is_null() ? std::string() : scalar_text(*id);
-                    if (auto fn = field(tc, "function"); fn && fn->is_object()) {
-                        if (auto n = field(*fn, "name"); n && !n->is_null()) d.tool_call_name_delta = scalar_text(*n);
-                        if (auto a = field(*fn, "arguments"); a && !a->is_null()) d.tool_call_args_delta = arguments_text(*a);
+                    if (const auto& id = t[call_id]) d.tool_call_id = id->is_null() ? std::string() : scalar_text(*id);
+                    if (auto fn = if_object(t[call_function])) {
+                        Picked g[fn_keys];
+                        pick_fields(*fn, function_names, g);
+                        if (g[fn_name] && !g[fn_name]->is_null()) d.tool_call_name_delta = scalar_text(*g[fn_name]);
+                        if (g[fn_arguments] && !g[fn_arguments]->is_null())
+                            d.tool_call_args_delta = arguments_text(*g[fn_arguments]);
                     }
                     if (!d.is_tool_fragment()) d.tool_call_id = std::string();  // still a fragment of the current call
                     emit(std::move(d));
                 }
             }
-            if (auto fc = object_field(delta, "function_call")) {
+            if (auto fc = if_object(f[msg_function_call])) {
+                Picked g[fn_keys];
+                pick_fields(*fc, function_names, g);
                 StreamDelta d;
                 d.tool_call_index = 0;
-                if (auto n = string_field(dom::element(*fc), "name")) d.tool_call_name_delta = std::string(*n);
-                if (auto a = field(dom::element(*fc), "arguments"); a && !a->is_null()) d.tool_call_args_delta = arguments_text(*a);
+                if (auto n = if_string(g[fn_name])) d.tool_call_name_delta = std::string(*n);
+                if (g[fn_arguments] && !g[fn_arguments]->is_null()) d.tool_call_args_delta = arguments_text(*g[fn_arguments]);
                 emit(std::move(d));
             }
         }
-        if (auto f = string_field(*choice, "finish_reason")) {
+        if (auto f = if_string(cf[choice_finish])) {
             std::optional<FinishReason> fr =
                 *f == "function_call" ? std::optional(FinishReason::tool_calls) : finish_reason_from_string(*f);
             if (fr) {
@@ -464,7 +504,7 @@ void ChunkMapper::map_chunk(dom::element chunk, const Emit& emit) {
         }
     }
     // Usage may ride on any chunk: a choices:[] chunk, the finish chunk, an error chunk.
-    if (auto u = field(chunk, "usage"); u && u->is_object()) {
+    if (const auto& u = top[root_usage]; u && u->is_object()) {
         auto usage = usage_of(*u, false);
         if (usage->prompt_tokens != 0 || usage->completion_tokens != 0) emit(StreamDelta{.usage = usage});
     }

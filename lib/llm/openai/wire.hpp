@@ -50,7 +50,8 @@ public:
     bool finished() const noexcept { return finish_seen_; }  // a finish_reason arrived
 
 private:
-    void map_chunk(simdjson::dom::element chunk, const Emit& emit);
+    // `root` holds the chunk's picked top-level fields (see wire.cpp's RootKey).
+    void map_chunk(const std::optional<simdjson::dom::element>* root, const Emit& emit);
     std::string provider_{};
     simdjson::dom::parser parser_;
     bool done_ = false;
