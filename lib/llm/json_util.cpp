@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <cmath>
+#include <cstring>
 
 namespace rath::llm::detail {
 
@@ -58,12 +59,17 @@ std::optional<std::string_view> string_field(dom::element e, std::string_view ke
 void pick_fields(dom::element e, std::span<const std::string_view> names, std::span<std::optional<dom::element>> out) {
     for (auto& o : out) o.reset();
     if (!e.is_object()) return;
-    for (dom::key_value_pair kv : dom::object(e)) {
+    const dom::object obj(e);
+    std::size_t found = 0;
+    // Lengths first: most keys match no name's length, and the key text and value
+    // are only read for the ones that do. Once every name is found the walk stops.
+    for (auto it = obj.begin(); it != obj.end() && found < names.size(); ++it) {
+        const std::size_t len = it.key_length();
         for (std::size_t i = 0; i < names.size(); ++i) {
-            if (kv.key == names[i]) {
-                if (!out[i]) out[i] = kv.value;
-                break;
-            }
+            if (names[i].size() != len || out[i] || std::memcmp(it.key_c_str(), names[i].data(), len) != 0) continue;
+            out[i] = it.value();
+            ++found;
+            break;
         }
     }
 }
@@ -147,6 +153,29 @@ dom::element parse_response_body(dom::parser& parser, std::string_view body, int
                                                     .type = "invalid_response",
                                                     .message = std::string(what) + " response is not JSON"});
     return root;
+}
+
+namespace {
+struct ThreadParser {
+    dom::parser parser;
+    bool leased = false;
+};
+thread_local ThreadParser thread_parser;
+}  // namespace
+
+LeasedParser::LeasedParser() {
+    if (thread_parser.leased) {
+        parser_ = &own_.emplace();
+    } else {
+        thread_parser.leased = true;
+        parser_ = &thread_parser.parser;
+    }
+}
+
+LeasedParser::~LeasedParser() {
+    if (own_) return;
+    thread_parser.leased = false;
+    if (thread_parser.parser.capacity() > (std::size_t{1} << 20)) thread_parser.parser = dom::parser{};
 }
 
 }  // namespace rath::llm::detail

@@ -65,4 +65,23 @@ private:
     dom::parser& parser_;
 };
 
+// The calling thread's shared parser, for code whose documents do not outlive the
+// call but which may run callbacks while a document is in use (a stream mapper emits
+// deltas mid-document): when the thread's parser is already leased further up the
+// stack, the lease owns a fresh parser instead. A parser allocates its buffers on first
+// use, so one per stream (two per session in a fan-out) was most of the malloc work of
+// streaming. On release a parser grown past 1 MiB is freed.
+class LeasedParser {
+public:
+    LeasedParser();
+    ~LeasedParser();
+    LeasedParser(const LeasedParser&) = delete;
+    LeasedParser& operator=(const LeasedParser&) = delete;
+    dom::parser& get() noexcept { return *parser_; }
+
+private:
+    dom::parser* parser_;
+    std::optional<dom::parser> own_;
+};
+
 }  // namespace rath::llm::detail

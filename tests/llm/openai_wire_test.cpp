@@ -352,3 +352,24 @@ TEST_CASE("requests that share a tool list share its encoding") {
     CHECK(p1.parts[0].get() == p2.parts[0].get());  // one string, not a copy per request
     CHECK(*p1.parts[0] == R"([{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}])");
 }
+
+TEST_CASE("a chunk mapper whose delta callback maps another stream on the same thread keeps both documents intact") {
+    // The outer chunk's tool call is emitted after its content; by then the inner mapper
+    // has parsed its own chunk, which must not land in the outer mapper's document.
+    openai::ChunkMapper outer, inner;
+    std::vector<StreamDelta> outer_deltas, inner_deltas;
+    const std::string outer_chunk =
+        R"({"choices":[{"index":0,"delta":{"content":"outer text","tool_calls":[{"index":0,"id":"c_outer","function":{"name":"f_outer","arguments":"{}"}}]}}]})";
+    const std::string inner_chunk = R"({"choices":[{"index":0,"delta":{"content":"inner text that is longer than the outer one"}}]})";
+    outer.on_event("", outer_chunk, [&](StreamDelta d) {
+        if (outer_deltas.empty())
+            inner.on_event("", inner_chunk, [&](StreamDelta e) { inner_deltas.push_back(std::move(e)); });
+        outer_deltas.push_back(std::move(d));
+    });
+    REQUIRE(outer_deltas.size() == 2);
+    CHECK(outer_deltas[0].content_delta == "outer text");
+    CHECK(outer_deltas[1].tool_call_id == "c_outer");
+    CHECK(outer_deltas[1].tool_call_name_delta == "f_outer");
+    REQUIRE(inner_deltas.size() == 1);
+    CHECK(inner_deltas[0].content_delta == "inner text that is longer than the outer one");
+}

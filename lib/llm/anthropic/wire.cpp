@@ -237,7 +237,8 @@ void EventMapper::on_event(std::string_view event, std::string_view data, const 
     if (event == "ping") return;
     if (data.empty()) return;
     dom::element ev;
-    if (parser_.parse(data.data(), data.size(), true).get(ev) != simdjson::SUCCESS) {
+    detail::LeasedParser lease;  // held until the document's last use below
+    if (lease.get().parse(data.data(), data.size(), true).get(ev) != simdjson::SUCCESS) {
         if (event == "error")
             throw StreamError(ProviderErrorInfo{.provider = "anthropic", .status = 200, .type = "error", .message = std::string(data)});
         throw ResponseFormatError(ProviderErrorInfo{.provider = "anthropic",

@@ -45,7 +45,6 @@ private:
         std::string input_json{};  // content_block_start.input when non-empty
         bool got_delta = false;
     };
-    simdjson::dom::parser parser_;
     std::int64_t input_tokens_ = 0, output_tokens_ = 0;
     std::map<std::int64_t, ToolBlock> tool_blocks_{};
     bool stopped_ = false;

@@ -411,7 +411,8 @@ bool ChunkMapper::on_event(std::string_view event, std::string_view data, const 
     }
     if (data.empty() && event != "error") return true;  // keep-alive style empty event
     dom::element chunk;
-    if (parser_.parse(data.data(), data.size(), true).get(chunk) != simdjson::SUCCESS) {
+    detail::LeasedParser lease;  // held until the document's last use below
+    if (lease.get().parse(data.data(), data.size(), true).get(chunk) != simdjson::SUCCESS) {
         if (event == "error") {
             ProviderErrorInfo info{.provider = provider_, .status = 200, .type = "error", .message = std::string(data)};
             throw StreamError(std::move(info));

@@ -53,7 +53,6 @@ private:
     // `root` holds the chunk's picked top-level fields (see wire.cpp's RootKey).
     void map_chunk(const std::optional<simdjson::dom::element>* root, const Emit& emit);
     std::string provider_{};
-    simdjson::dom::parser parser_;
     bool done_ = false;
     bool finish_seen_ = false;
 };
