@@ -108,9 +108,8 @@ std::vector<double> decode_embedding(dom::element e) {
 }
 
 std::vector<std::vector<double>> parse_embeddings(const net::HttpResponse& resp) {
-    thread_local dom::parser cached_parser;  // the result is copied out before it returns
-    detail::ReusedParser reused(cached_parser);
-    dom::element root = detail::parse_response_body(reused.get(), resp.body, resp.status, "openai", "embedding");
+    detail::LeasedParser lease;  // the result is copied out before it returns
+    dom::element root = detail::parse_response_body(lease.get(), resp.body, resp.status, "openai", "embedding");
     auto data = detail::array_field(root, "data");
     if (!data || data->size() == 0)
         throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = resp.status,

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 namespace rath::llm::detail {
 
@@ -156,26 +158,27 @@ dom::element parse_response_body(dom::parser& parser, std::string_view body, int
 }
 
 namespace {
-struct ThreadParser {
+struct PooledParser {
     dom::parser parser;
     bool leased = false;
 };
-thread_local ThreadParser thread_parser;
+// Behind unique_ptrs: growing the pool must not move a parser a live lease holds.
+thread_local std::vector<std::unique_ptr<PooledParser>> parser_pool;
 }  // namespace
 
 LeasedParser::LeasedParser() {
-    if (thread_parser.leased) {
-        parser_ = &own_.emplace();
-    } else {
-        thread_parser.leased = true;
-        parser_ = &thread_parser.parser;
-    }
+    for (slot_ = 0; slot_ < parser_pool.size(); ++slot_)
+        if (!parser_pool[slot_]->leased) break;
+    if (slot_ == parser_pool.size()) parser_pool.push_back(std::make_unique<PooledParser>());
+    parser_pool[slot_]->leased = true;
 }
 
 LeasedParser::~LeasedParser() {
-    if (own_) return;
-    thread_parser.leased = false;
-    if (thread_parser.parser.capacity() > (std::size_t{1} << 20)) thread_parser.parser = dom::parser{};
+    PooledParser& p = *parser_pool[slot_];
+    p.leased = false;
+    if (p.parser.capacity() > (std::size_t{1} << 20)) p.parser = dom::parser{};
 }
+
+dom::parser& LeasedParser::get() noexcept { return parser_pool[slot_]->parser; }
 
 }  // namespace rath::llm::detail

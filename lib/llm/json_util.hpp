@@ -47,41 +47,23 @@ dom::element parse(dom::parser& parser, std::string_view text);
 dom::element parse_response_body(dom::parser& parser, std::string_view body, int status, std::string_view provider,
                                  std::string_view what);
 
-// Scope guard for a call site's `thread_local dom::parser` (a parser allocates its
-// buffers on first use, so reusing one per thread saves that per call). Each site keeps
-// its own parser, since one site's document may still be in use when another parses.
-// On scope exit a parser grown past 1 MiB by a large document is released.
-class ReusedParser {
-public:
-    explicit ReusedParser(dom::parser& parser) noexcept : parser_(parser) {}
-    ~ReusedParser() {
-        if (parser_.capacity() > (std::size_t{1} << 20)) parser_ = dom::parser{};
-    }
-    ReusedParser(const ReusedParser&) = delete;
-    ReusedParser& operator=(const ReusedParser&) = delete;
-    dom::parser& get() noexcept { return parser_; }
-
-private:
-    dom::parser& parser_;
-};
-
-// The calling thread's shared parser, for code whose documents do not outlive the
-// call but which may run callbacks while a document is in use (a stream mapper emits
-// deltas mid-document): when the thread's parser is already leased further up the
-// stack, the lease owns a fresh parser instead. A parser allocates its buffers on first
-// use, so one per stream (two per session in a fan-out) was most of the malloc work of
-// streaming. On release a parser grown past 1 MiB is freed.
+// A simdjson parser lent from the calling thread's small pool for one scope. A parser
+// allocates its buffers on first use, so reusing one per thread saves that per parse
+// (a stream used to make one per request: most of the malloc work of streaming). A
+// document may still be in use when other code parses — a response parser reads tool
+// arguments mid-document, a stream mapper's delta callback may map another stream — so
+// each lease takes a parser no other live lease holds, and the pool grows to the
+// deepest such nesting. On release a parser grown past 1 MiB is freed.
 class LeasedParser {
 public:
     LeasedParser();
     ~LeasedParser();
     LeasedParser(const LeasedParser&) = delete;
     LeasedParser& operator=(const LeasedParser&) = delete;
-    dom::parser& get() noexcept { return *parser_; }
+    dom::parser& get() noexcept;
 
 private:
-    dom::parser* parser_;
-    std::optional<dom::parser> own_;
+    std::size_t slot_;
 };
 
 }  // namespace rath::llm::detail

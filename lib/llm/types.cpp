@@ -40,9 +40,8 @@ std::optional<FinishReason> finish_reason_from_string(std::string_view s) noexce
 
 ParsedArguments parse_tool_arguments(std::string_view s) {
     if (s.empty()) return {};
-    thread_local simdjson::dom::parser cached_parser;
-    detail::ReusedParser reused(cached_parser);
-    simdjson::dom::parser& parser = reused.get();
+    detail::LeasedParser lease;
+    simdjson::dom::parser& parser = lease.get();
     simdjson::dom::element e;
     if (parser.parse(s.data(), s.size(), true).get(e) != simdjson::SUCCESS) return {.parse_error = true};
     if (!e.is_object()) return {.parse_error = true};

@@ -84,9 +84,8 @@ VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options)
 namespace {
 // The first choice's text ("" when there is none).
 std::string parse_description(const net::HttpResponse& resp) {
-    thread_local dom::parser cached_parser;  // the result is copied out before it returns
-    detail::ReusedParser reused(cached_parser);
-    dom::element root = detail::parse_response_body(reused.get(), resp.body, resp.status, "openai", "VLM");
+    detail::LeasedParser lease;  // the result is copied out before it returns
+    dom::element root = detail::parse_response_body(lease.get(), resp.body, resp.status, "openai", "VLM");
     auto choices = detail::array_field(root, "choices");
     if (!choices || choices->size() == 0) return std::string();
     auto msg = detail::field(choices->at(0).value(), "message");

@@ -149,9 +149,8 @@ FinishReason map_stop_reason(std::string_view s) {
 }
 
 ChatResponse parse_messages_response(std::string_view body) {
-    thread_local dom::parser cached_parser;
-    detail::ReusedParser reused(cached_parser);
-    dom::parser& parser = reused.get();
+    detail::LeasedParser lease;  // held while the document is read
+    dom::parser& parser = lease.get();
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
         throw ResponseFormatError(ProviderErrorInfo{.provider = "anthropic",

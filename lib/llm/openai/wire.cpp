@@ -364,9 +364,8 @@ void read_message(dom::element msg, AssistantMessage& am) {
 }  // namespace
 
 ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
-    thread_local dom::parser cached_parser;
-    detail::ReusedParser reused(cached_parser);
-    dom::parser& parser = reused.get();
+    detail::LeasedParser lease;  // held while the document is read
+    dom::parser& parser = lease.get();
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
         std::string head(body.substr(0, 200));
