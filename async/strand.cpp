@@ -43,7 +43,7 @@ private:
 }  // namespace lane_detail
 
 struct KeyedStrands::Entry {
-    std::string key;
+    const std::string* key = nullptr;  // the map node's own key (stable: node-based)
     std::optional<strand_type> strand;  // made on first use when ops run inline
     std::size_t leases = 0;
     bool locked = false;
@@ -55,11 +55,16 @@ struct KeyedStrands::Registry {
     executor_type ex;
     const bool inline_ops;
     std::mutex mu;
-    // Node-based: Entry addresses stay valid until erased.
-    std::unordered_map<std::string, Entry> entries;
+    // Found by string_view: a lookup does not copy the key.
+    struct KeyHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view k) const noexcept { return std::hash<std::string_view>{}(k); }
+    };
+    // Node-based: Entry addresses (and their keys) stay valid until erased.
+    std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> entries;
 
     void maybe_erase_locked(Entry* e) {
-        if (e->leases == 0 && !e->locked && e->waiters.empty()) entries.erase(e->key);
+        if (e->leases == 0 && !e->locked && e->waiters.empty()) entries.erase(*e->key);
     }
 };
 
@@ -68,12 +73,12 @@ KeyedStrands::~KeyedStrands() = default;
 
 KeyedStrands::Lease KeyedStrands::acquire(std::string_view key) {
     std::lock_guard lk(reg_->mu);
-    auto it = reg_->entries.find(std::string(key));
+    auto it = reg_->entries.find(key);
     if (it == reg_->entries.end()) {
-        std::string k(key);
         std::optional<strand_type> strand;
         if (!reg_->inline_ops) strand.emplace(boost::asio::make_strand(reg_->ex));
-        it = reg_->entries.emplace(k, Entry{k, std::move(strand), 0, false, {}}).first;
+        it = reg_->entries.emplace(std::string(key), Entry{nullptr, std::move(strand), 0, false, {}}).first;
+        it->second.key = &it->first;
     }
     ++it->second.leases;
     return Lease(reg_, &it->second);
@@ -117,7 +122,7 @@ bool KeyedStrands::Lease::runs_inline() const {
 
 const std::string& KeyedStrands::Lease::key() const {
     if (!entry_) throw std::logic_error("KeyedStrands::Lease is empty");
-    return entry_->key;
+    return *entry_->key;
 }
 
 Lazy<void> KeyedStrands::Lease::request_lock() {

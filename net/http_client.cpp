@@ -651,9 +651,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             x.response.status = status;
             auto& headers = x.response.headers;
             headers.clear();
-            headers.reserve(static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())));
-            for (const auto& f : parser.get())
-                headers.push_back(HttpHeader{std::string(f.name_string()), std::string(f.value())});
+            std::size_t fields = 0, bytes = 0;
+            for (const auto& f : parser.get()) {
+                ++fields;
+                bytes += f.name_string().size() + f.value().size();
+            }
+            headers.reserve(fields, bytes);
+            for (const auto& f : parser.get()) headers.add(f.name_string(), f.value());
 
             const bool stream = on_body && status >= 200 && status <= 299;
             if (stream && !c.scratch) c.scratch = std::make_unique<char[]>(stream_chunk_size);

@@ -51,6 +51,37 @@ Caught expect_error(HttpClient& client, HttpRequest req) {
 
 }  // namespace
 
+TEST_CASE("response header fields keep their order, their bytes and a case-insensitive lookup") {
+    rath::net::HttpHeaders h;
+    CHECK(h.empty());
+    CHECK(h.begin() == h.end());
+    CHECK(!h.find("anything"));
+    const std::string long_value(70000, 'v');  // longer than any 16-bit length
+    h.reserve(4, 100);
+    h.add("Content-Type", "application/json");
+    h.add("X-Empty", "");
+    h.add("set-cookie", "a=1");
+    h.add("Set-Cookie", "b=2");
+    h.add("X-Long", long_value);
+    REQUIRE(h.size() == 5);
+    std::vector<std::pair<std::string, std::string>> seen;
+    for (auto [name, value] : h) seen.emplace_back(name, value);
+    REQUIRE(seen.size() == 5);
+    CHECK(seen[0] == std::pair<std::string, std::string>{"Content-Type", "application/json"});
+    CHECK(seen[1] == std::pair<std::string, std::string>{"X-Empty", ""});
+    CHECK(seen[3].second == "b=2");
+    CHECK(seen[4].second == long_value);
+    CHECK(h.find("content-type") == "application/json");
+    CHECK(h.find("X-EMPTY") == "");
+    CHECK(h.find("SET-COOKIE") == "a=1");  // the first of repeated fields
+    CHECK(!h.find("Content-Typ"));
+    HttpResponse r{.status = 200, .headers = {{"Retry-After", "3"}}};
+    CHECK(r.header("retry-after") == "3");
+    h.clear();
+    CHECK(h.size() == 0);
+    CHECK(h.begin() == h.end());
+}
+
 TEST_CASE("a GET and a POST carry method target headers and body") {
     TestServer server(echo);
     HttpClient client(runtime());

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,9 +68,66 @@ struct HttpRequest {
     std::string full_body() const;
 };
 
+// A response's header fields in received order, packed into one buffer: a response
+// costs one allocation for all its fields instead of one per name and value.
+class HttpHeaders {
+public:
+    struct Field {
+        std::string_view name;
+        std::string_view value;
+    };
+
+    class const_iterator {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = Field;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = Field;
+
+        const_iterator() = default;
+        Field operator*() const noexcept;
+        const_iterator& operator++() noexcept;
+        const_iterator operator++(int) noexcept {
+            auto old = *this;
+            ++*this;
+            return old;
+        }
+        bool operator==(const const_iterator& o) const noexcept { return p_ == o.p_; }
+
+    private:
+        friend class HttpHeaders;
+        explicit const_iterator(const char* p) noexcept : p_(p) {}
+        const char* p_ = nullptr;
+    };
+
+    HttpHeaders() = default;
+    HttpHeaders(std::initializer_list<HttpHeader> fields);
+
+    void add(std::string_view name, std::string_view value);
+    void clear() noexcept {
+        text_.clear();
+        count_ = 0;
+    }
+    // Room for `fields` fields of `bytes` name and value bytes in all.
+    void reserve(std::size_t fields, std::size_t bytes) { text_.reserve(text_.size() + fields * 8 + bytes); }
+
+    std::size_t size() const noexcept { return count_; }
+    bool empty() const noexcept { return count_ == 0; }
+    const_iterator begin() const noexcept { return const_iterator(text_.data()); }
+    const_iterator end() const noexcept { return const_iterator(text_.data() + text_.size()); }
+    // The first field with this name, compared case-insensitively.
+    std::optional<std::string_view> find(std::string_view name) const noexcept;
+
+private:
+    // Per field: name length and value length (4 bytes each, native order), then the bytes.
+    std::string text_;
+    std::size_t count_ = 0;
+};
+
 struct HttpResponse {
     int status = 0;
-    std::vector<HttpHeader> headers{};
+    HttpHeaders headers{};
     std::string body{};
 
     // First header with this name, compared case-insensitively.
