@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <boost/json.hpp>
 
 #include <vector>
@@ -327,6 +329,34 @@ TEST_CASE("the body in parts is byte for byte the serialized body object") {
                                           .name = "n\"x"},
                                   Message{.role = "tool", .content = "", .tool_call_id = "c\\1"}}});
     cases.push_back({.messages = {}});
+    // Every tail field, in both forms where there are two.
+    cases.push_back({.messages = {Message::user("q")},
+                     .tools = tools,
+                     .tool_choice = json::value{{"type", "function"}, {"function", {{"name", "wc"}}}},
+                     .parallel_tool_calls = false,
+                     .response_format = json::object{{"type", "json_object"}},
+                     .temperature = 0.1,
+                     .top_p = 1.0,
+                     .max_completion_tokens = 9007199254740993,
+                     .max_tokens = -1,
+                     .stop = std::vector<std::string>{"\n\n", "END"},
+                     .n = 2,
+                     .seed = std::numeric_limits<std::int64_t>::min(),
+                     .frequency_penalty = -2.0,
+                     .presence_penalty = 1e-300,
+                     .logit_bias = json::object{{"50256", -100}},
+                     .logprobs = true,
+                     .top_logprobs = 0,
+                     .reasoning_effort = "low",
+                     .verbosity = "high\"",
+                     .metadata = json::object{{"k", "v"}},
+                     .user = "u",
+                     .store = true,
+                     .service_tier = "flex"});
+    cases.push_back({.messages = {Message::user("q")}, .stop = std::string("stop here"), .store = false});
+    // Extra args merged into the tail: one replaces a named field in place, one is new.
+    cases.push_back({.messages = {Message::user("q")}, .temperature = 0.5,
+                     .extra_create_args = {{"temperature", 0.25}, {"foo", {{"bar", nullptr}}}}});
     // An extra arg that replaces a head key falls back to one merged object.
     cases.push_back({.messages = {Message::user("q")}, .tools = tools,
                      .extra_create_args = {{"model", "override"}, {"tools", json::array{}}, {"foo", 1}}});

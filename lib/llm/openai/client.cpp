@@ -92,11 +92,11 @@ std::string OpenAIChatClient::chat_url(const std::string& model) const {
 }
 
 namespace {
-net::HttpRequest make_request(const std::string& url, const std::shared_ptr<const net::HeaderBlock>& preset,
+net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::HeaderBlock>& preset,
                               openai::ChatBodyParts body, detail::TransportExtras& extras) {
     net::HttpRequest req;
     req.method = "POST";
-    req.url = url;
+    req.url = std::move(url);
     if (!extras.query.empty()) {
         std::string qs;
         for (const auto& [k, v] : extras.query) qs += (qs.empty() ? "" : "&") + detail::url_encode(k) + "=" + detail::url_encode(v);

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
 #include <cmath>
 
 namespace rath::llm::openai {
@@ -123,6 +124,123 @@ json::object build_tail(const ChatRequest& r, bool stream, detail::TransportExtr
     return body;
 }
 
+// The tail as text when there are no extra create args (nothing to merge): the same
+// bytes as serialize(build_tail(...)) with its first character ',' instead of '{'. It is
+// written for every request, and an object per request was most of its cost.
+void write_tail(std::string& out, const ChatRequest& r, bool stream) {
+    auto key = [&out](std::string_view k) {
+        out += ",\"";
+        out += k;
+        out += "\":";
+    };
+    auto integer = [&out](std::int64_t v) {
+        char buf[24];
+        auto res = std::to_chars(buf, buf + sizeof buf, v);
+        out.append(buf, res.ptr);
+    };
+    auto boolean = [&out](bool v) { out += v ? "true" : "false"; };
+    auto number = [&out](const char* name, double v) { rath::detail::append_json_value(out, json::value(finite(name, v))); };
+    if (r.tool_choice) {
+        key("tool_choice");
+        rath::detail::append_json_value(out, *r.tool_choice);
+    }
+    if (r.parallel_tool_calls) {
+        key("parallel_tool_calls");
+        boolean(*r.parallel_tool_calls);
+    }
+    if (r.response_format) {
+        key("response_format");
+        rath::detail::append_json_value(out, *r.response_format);
+    }
+    if (r.temperature) {
+        key("temperature");
+        number("temperature", *r.temperature);
+    }
+    if (r.top_p) {
+        key("top_p");
+        number("top_p", *r.top_p);
+    }
+    if (r.max_completion_tokens) {
+        key("max_completion_tokens");
+        integer(*r.max_completion_tokens);
+    }
+    if (r.max_tokens) {
+        key("max_tokens");
+        integer(*r.max_tokens);
+    }
+    if (r.stop) {
+        key("stop");
+        if (auto* one = std::get_if<std::string>(&*r.stop)) {
+            append_json_string(out, *one);
+        } else {
+            out += '[';
+            bool first = true;
+            for (const auto& x : std::get<std::vector<std::string>>(*r.stop)) {
+                if (!first) out += ',';
+                first = false;
+                append_json_string(out, x);
+            }
+            out += ']';
+        }
+    }
+    if (r.n) {
+        key("n");
+        integer(*r.n);
+    }
+    if (r.seed) {
+        key("seed");
+        integer(*r.seed);
+    }
+    if (r.frequency_penalty) {
+        key("frequency_penalty");
+        number("frequency_penalty", *r.frequency_penalty);
+    }
+    if (r.presence_penalty) {
+        key("presence_penalty");
+        number("presence_penalty", *r.presence_penalty);
+    }
+    if (r.logit_bias) {
+        key("logit_bias");
+        rath::detail::append_json_value(out, *r.logit_bias);
+    }
+    if (r.logprobs) {
+        key("logprobs");
+        boolean(*r.logprobs);
+    }
+    if (r.top_logprobs) {
+        key("top_logprobs");
+        integer(*r.top_logprobs);
+    }
+    if (r.reasoning_effort) {
+        key("reasoning_effort");
+        append_json_string(out, *r.reasoning_effort);
+    }
+    if (r.verbosity) {
+        key("verbosity");
+        append_json_string(out, *r.verbosity);
+    }
+    if (r.metadata) {
+        key("metadata");
+        rath::detail::append_json_value(out, *r.metadata);
+    }
+    if (r.user) {
+        key("user");
+        append_json_string(out, *r.user);
+    }
+    if (r.store) {
+        key("store");
+        boolean(*r.store);
+    }
+    if (r.service_tier) {
+        key("service_tier");
+        append_json_string(out, *r.service_tier);
+    }
+    key("stream");
+    boolean(stream);
+    if (stream) out += ",\"stream_options\":{\"include_usage\":true}";
+    out += '}';
+}
+
 // The head written as text, the same bytes as serialize(build_head(...)) without its
 // closing brace: the head is most of a body, and a json::object per message (then
 // serialized) was most of the cost of building one.
@@ -165,6 +283,12 @@ void write_head(std::string& out, const ChatRequest& r, const std::string& model
     out += ']';
 }
 
+// The tool list's OpenAI encoding, made once per list and shared by every request.
+std::shared_ptr<const std::string> encoded_tools(const ToolList& tools) {
+    return tools.encoded_shared(ToolList::Encoding::openai,
+                                [](const std::vector<FunctionTool>& list) { return json::serialize(build_tools(list)); });
+}
+
 bool overrides_head(const json::object& tail) {
     return tail.contains("model") || tail.contains("messages") || tail.contains("tools");
 }
@@ -189,11 +313,25 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
                                     detail::TransportExtras* transport) {
     // Every node of the two objects lives in one arena, released at once: a body is
     // built, serialized and dropped, so per-node heap allocations would be pure cost.
+    ChatBodyParts out;
+    out.parts.reserve(2);
+    if (r.extra_create_args.empty()) {
+        // Nothing to merge: the whole body is written as text.
+        auto rest = std::make_shared<std::string>();
+        write_tail(*rest, r, stream);
+        if (transport) *transport = {};
+        write_head(out.head, r, model);
+        if (r.tools) {
+            out.head += ",\"tools\":";
+            out.parts.push_back(encoded_tools(*r.tools));
+        }
+        out.parts.push_back(std::move(rest));
+        return out;
+    }
     unsigned char first_block[4096];
     json::monotonic_resource arena(first_block, sizeof first_block);
     json::storage_ptr sp(&arena);
     json::object tail = build_tail(r, stream, transport, sp);
-    ChatBodyParts out;
     if (overrides_head(tail)) {
         // An extra arg replaces a head key in place: let the object do the merge.
         json::object head = build_head(r, model, sp);
@@ -206,13 +344,12 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
     write_head(out.head, r, model);
     if (r.tools) {
         out.head += ",\"tools\":";
-        out.parts.push_back(r.tools->encoded_shared(
-            ToolList::Encoding::openai, [](const std::vector<FunctionTool>& list) { return json::serialize(build_tools(list)); }));
+        out.parts.push_back(encoded_tools(*r.tools));
     }
-    std::string rest;
-    rath::detail::append_json_value(rest, tail);  // never empty: "stream" is always there
-    rest.front() = ',';
-    out.parts.push_back(std::make_shared<const std::string>(std::move(rest)));
+    auto rest = std::make_shared<std::string>();
+    rath::detail::append_json_value(*rest, tail);  // never empty: "stream" is always there
+    rest->front() = ',';
+    out.parts.push_back(std::move(rest));
     return out;
 }
 
