@@ -6,30 +6,26 @@ namespace rath {
 
 void SessionRegistry::register_session(const Session& s) {
     std::lock_guard lk(mu_);
-    auto it = index_.find(s.id());
-    if (it != index_.end()) {
-        order_[it->second].session = WeakSession(s);  // same id: keeps its position (a dict assignment)
+    if (auto it = entries_.find(std::string_view(s.id())); it != entries_.end()) {
+        it->second.session = WeakSession(s);  // same id: keeps its position (a dict assignment)
         return;
     }
-    if (order_.size() >= prune_at_) prune_locked();
-    order_.push_back(Entry{s.id(), WeakSession(s)});
-    index_.emplace(order_.back().id, order_.size() - 1);
+    if (entries_.size() >= prune_at_) prune_locked();
+    entries_.emplace(s.id(), Entry{next_seq_++, WeakSession(s)});
 }
 
 // Drops dead entries; the next prune happens when the registry has doubled, so the
 // cost stays O(1) per registration.
 void SessionRegistry::prune_locked() {
-    std::erase_if(order_, [](const Entry& e) { return e.session.expired(); });
-    index_.clear();
-    for (std::size_t i = 0; i < order_.size(); ++i) index_.emplace(order_[i].id, i);
-    prune_at_ = std::max<std::size_t>(1024, order_.size() * 2);
+    std::erase_if(entries_, [](const auto& kv) { return kv.second.session.expired(); });
+    prune_at_ = std::max<std::size_t>(1024, entries_.size() * 2);
 }
 
 std::optional<Session> SessionRegistry::get(std::string_view id) const {
     std::lock_guard lk(mu_);
-    auto it = index_.find(id);
-    if (it == index_.end()) return std::nullopt;
-    return order_[it->second].session.lock();
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second.session.lock();
 }
 
 void SessionRegistry::set_active(const std::optional<Session>& s) {
@@ -46,25 +42,30 @@ std::optional<std::string> SessionRegistry::active_id() const {
 }
 
 std::vector<Session> SessionRegistry::sessions() const {
-    std::lock_guard lk(mu_);
+    std::vector<std::pair<std::uint64_t, Session>> live;
+    {
+        std::lock_guard lk(mu_);
+        live.reserve(entries_.size());
+        for (const auto& [id, e] : entries_)
+            if (auto s = e.session.lock()) live.emplace_back(e.seq, std::move(*s));
+    }
+    std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Session> out;
-    out.reserve(order_.size());
-    for (const auto& e : order_)
-        if (auto s = e.session.lock()) out.push_back(std::move(*s));
+    out.reserve(live.size());
+    for (auto& [seq, s] : live) out.push_back(std::move(s));
     return out;
 }
 
 std::size_t SessionRegistry::size() const {
     std::lock_guard lk(mu_);
     std::size_t n = 0;
-    for (const auto& e : order_) n += e.session.expired() ? 0 : 1;
+    for (const auto& [id, e] : entries_) n += e.session.expired() ? 0 : 1;
     return n;
 }
 
 void SessionRegistry::clear() {
     std::lock_guard lk(mu_);
-    order_.clear();
-    index_.clear();
+    entries_.clear();
     active_.reset();
     prune_at_ = 1024;
 }

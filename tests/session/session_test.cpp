@@ -213,7 +213,8 @@ TEST_CASE("the registry keeps sessions by id and the active one") {
     CHECK_FALSE(reg.active_id().has_value());
     auto all = reg.sessions();
     REQUIRE(all.size() == 2);
-    CHECK(all[0] == a);
+    CHECK(all[0] == a);  // re-registering keeps the first position
+    CHECK(all[1] == b);
     reg.clear();
 }
 
@@ -235,6 +236,14 @@ TEST_CASE("the registry does not keep a session alive and prunes dead entries") 
     for (int i = 0; i < 5000; ++i) reg.register_session(create_user_session("t"));
     CHECK(reg.get(kept.id()) == kept);
     CHECK(reg.sessions().size() == 1);
+    // Order survives the prunes: the first live session stays first.
+    Session later = create_user_session("later");
+    reg.register_session(later);
+    reg.register_session(kept);
+    auto all = reg.sessions();
+    REQUIRE(all.size() == 2);
+    CHECK(all[0] == kept);
+    CHECK(all[1] == later);
     reg.clear();
 }
 

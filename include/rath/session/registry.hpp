@@ -9,7 +9,8 @@
 // are pruned as the registry grows.
 #include <rath/session.hpp>
 
-#include <deque>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,16 +36,19 @@ public:
 
 private:
     struct Entry {
-        std::string id;
+        std::uint64_t seq;  // registration order
         WeakSession session;
     };
+    struct IdHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
     void prune_locked();
-
     mutable std::mutex mu_;
-    // A deque: appending never moves an entry, so the index can key on views of the
-    // entries' own ids instead of a second copy of each (rebuilt after a prune).
-    std::deque<Entry> order_;
-    std::unordered_map<std::string_view, std::size_t> index_;
+    // Keyed by id, ordered by seq: a prune erases dead entries where they are instead
+    // of rebuilding an index, and a registration costs one node and its key.
+    std::unordered_map<std::string, Entry, IdHash, std::equal_to<>> entries_;
+    std::uint64_t next_seq_ = 0;
     std::optional<std::string> active_;
     std::size_t prune_at_ = 1024;
 };
