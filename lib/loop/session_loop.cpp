@@ -329,15 +329,16 @@ void absorb_usage(const Session& out, const llm::Provider& provider, const std::
 
 // The assistant row of a round; true when it asks for tools.
 bool append_assistant_turn(LoopRun& run, const Session& out, const llm::AssistantMessage& msg) {
+    std::optional<std::string_view> content;
+    if (msg.content) content = *msg.content;
     if (!msg.tool_calls || msg.tool_calls->empty()) {
-        append_row(run, out, assistant_turn_chunk({}, msg.content));
+        append_row(run, out, assistant_turn_chunk_from({}, content));
         return false;
     }
-    std::vector<AssistantToolCall> calls;
+    std::vector<ToolCallFields> calls;  // borrowed: the row is the first copy of each call
     calls.reserve(msg.tool_calls->size());
-    for (auto& tc : *msg.tool_calls)
-        calls.push_back(AssistantToolCall{tc.id, tc.function.name, tc.function.arguments, tc.type});
-    append_row(run, out, assistant_turn_chunk(calls, msg.content));
+    for (auto& tc : *msg.tool_calls) calls.push_back({tc.id, tc.function.name, tc.function.arguments, tc.type});
+    append_row(run, out, assistant_turn_chunk_from(calls, content));
     return true;
 }
 

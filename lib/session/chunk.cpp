@@ -1,5 +1,7 @@
 #include <rath/session/chunk.hpp>
 
+#include "lib/session/row_storage.hpp"
+
 namespace rath {
 
 std::string_view to_string(ChunkKind kind) noexcept {
@@ -20,17 +22,35 @@ std::optional<ChunkKind> chunk_kind_from_string(std::string_view s) noexcept {
     return std::nullopt;
 }
 
-ChunkRowPtr user_text_chunk(std::string text) {
-    boost::json::object p(1);
-    p["content"] = std::move(text);
-    return make_chunk_row(ChunkKind::user, std::move(p));
+namespace {
+
+namespace json = boost::json;
+
+// Bytes a payload needs in its row storage (Boost.JSON 1.81 layouts: an object is a
+// 16-byte header and 32 bytes per entry, a key its text and a NUL, a string over 14
+// bytes an 8-byte header, its text and a NUL), plus slack for alignment.
+constexpr std::size_t slack = 16;
+constexpr std::size_t object_bytes(std::size_t entries) { return 16 + 32 * entries + slack; }
+constexpr std::size_t key_bytes(std::string_view key) { return key.size() + 1; }
+constexpr std::size_t string_bytes(std::string_view s) { return s.size() <= 14 ? 0 : s.size() + 9 + slack; }
+
+ChunkRowPtr sealed_row(ChunkKind kind, json::object payload, detail::RowStorage& storage) {
+    storage.seal();  // before the row is shared: later allocations use the heap
+    return make_chunk_row(kind, std::move(payload));
 }
 
-ChunkRowPtr system_text_chunk(std::string text) {
-    boost::json::object p(1);
-    p["content"] = std::move(text);
-    return make_chunk_row(ChunkKind::system, std::move(p));
+ChunkRowPtr text_chunk(ChunkKind kind, std::string_view text) {
+    detail::RowStorage storage(object_bytes(1) + key_bytes("content") + string_bytes(text));
+    json::object p(1, storage.get());
+    p.emplace("content", text);
+    return sealed_row(kind, std::move(p), storage);
 }
+
+}  // namespace
+
+ChunkRowPtr user_text_chunk(std::string text) { return text_chunk(ChunkKind::user, text); }
+
+ChunkRowPtr system_text_chunk(std::string text) { return text_chunk(ChunkKind::system, text); }
 
 ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::optional<std::string> content) {
     boost::json::object p(2);  // sized up front: each growth of an object rehashes
@@ -45,28 +65,57 @@ ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::option
     return make_chunk_row(ChunkKind::assistant, std::move(p));
 }
 
-ChunkRowPtr assistant_turn_chunk(const std::vector<AssistantToolCall>& tool_calls, std::optional<std::string> content) {
-    boost::json::array calls;
-    calls.reserve(tool_calls.size());
-    for (const auto& tc : tool_calls) {
-        boost::json::object fn(2);
-        fn["name"] = tc.name;
-        fn["arguments"] = tc.arguments;
-        boost::json::object call(3);
-        call["id"] = tc.id;
-        call["type"] = tc.type;
-        call["function"] = std::move(fn);
-        calls.emplace_back(std::move(call));
+ChunkRowPtr assistant_turn_chunk_from(std::span<const ToolCallFields> tool_calls, std::optional<std::string_view> content) {
+    std::size_t bytes = object_bytes(2) + key_bytes("content") + key_bytes("tool_calls") + (content ? string_bytes(*content) : 0);
+    if (!tool_calls.empty()) bytes += 8 + 16 * tool_calls.size() + slack;  // the array
+    for (const auto& tc : tool_calls)
+        bytes += object_bytes(3) + key_bytes("id") + key_bytes("type") + key_bytes("function") + object_bytes(2) +
+                 key_bytes("name") + key_bytes("arguments") + string_bytes(tc.id) + string_bytes(tc.type) +
+                 string_bytes(tc.name) + string_bytes(tc.arguments);
+    detail::RowStorage storage(bytes);
+    const json::storage_ptr& sp = storage.get();
+    json::object p(2, sp);
+    if (content)
+        p.emplace("content", *content);
+    else
+        p.emplace("content", nullptr);
+    if (tool_calls.empty()) {
+        p.emplace("tool_calls", nullptr);
+    } else {
+        json::array calls(sp);
+        calls.reserve(tool_calls.size());
+        for (const auto& tc : tool_calls) {
+            json::object fn(2, sp);
+            fn.emplace("name", tc.name);
+            fn.emplace("arguments", tc.arguments);
+            json::object call(3, sp);
+            call.emplace("id", tc.id);
+            call.emplace("type", tc.type);
+            call.emplace("function", std::move(fn));
+            calls.emplace_back(std::move(call));
+        }
+        p.emplace("tool_calls", std::move(calls));
     }
-    return assistant_turn_chunk_wire(std::move(calls), std::move(content));
+    return sealed_row(ChunkKind::assistant, std::move(p), storage);
+}
+
+ChunkRowPtr assistant_turn_chunk(const std::vector<AssistantToolCall>& tool_calls, std::optional<std::string> content) {
+    std::vector<ToolCallFields> fields;
+    fields.reserve(tool_calls.size());
+    for (const auto& tc : tool_calls) fields.push_back({tc.id, tc.name, tc.arguments, tc.type});
+    std::optional<std::string_view> text;
+    if (content) text = *content;
+    return assistant_turn_chunk_from(fields, text);
 }
 
 ChunkRowPtr tool_feedback_chunk(std::string tool_call_id, std::string name, std::string body) {
-    boost::json::object p(3);
-    p["tool_call_id"] = std::move(tool_call_id);
-    p["name"] = std::move(name);
-    p["content"] = std::move(body);
-    return make_chunk_row(ChunkKind::tool_result, std::move(p));
+    detail::RowStorage storage(object_bytes(3) + key_bytes("tool_call_id") + key_bytes("name") + key_bytes("content") +
+                               string_bytes(tool_call_id) + string_bytes(name) + string_bytes(body));
+    json::object p(3, storage.get());
+    p.emplace("tool_call_id", tool_call_id);
+    p.emplace("name", name);
+    p.emplace("content", body);
+    return sealed_row(ChunkKind::tool_result, std::move(p), storage);
 }
 
 }  // namespace rath

@@ -52,6 +52,64 @@ TEST_CASE("an assistant turn with no tool calls stores null for both absent fiel
     CHECK(detail::pyjson_utf8(a->payload()) == R"({"content": null, "tool_calls": null})");
 }
 
+TEST_CASE("rows larger than their first block keep every byte") {
+    const std::string big(100'000, 'x');
+    auto t = tool_feedback_chunk(std::string(40, 'i'), std::string(30, 'n'), big);
+    CHECK(t->payload().at("content").as_string() == big);
+    CHECK(t->payload().at("tool_call_id").as_string() == std::string(40, 'i'));
+    std::vector<ToolCallFields> calls;
+    std::vector<std::string> ids;
+    for (int i = 0; i < 50; ++i) ids.push_back("call_" + std::to_string(i) + std::string(20, 'z'));
+    for (int i = 0; i < 50; ++i) calls.push_back({ids[i], "tool_name_long_enough", R"({"path": "/some/where/long"})"});
+    auto a = assistant_turn_chunk_from(calls, std::string_view(big));
+    const auto& list = a->payload().at("tool_calls").as_array();
+    REQUIRE(list.size() == 50);
+    CHECK(list[49].at("id").as_string() == ids[49]);
+    CHECK(list[49].at("function").at("arguments").as_string() == R"({"path": "/some/where/long"})");
+    CHECK(a->payload().at("content").as_string() == big);
+}
+
+TEST_CASE("a copy of a row's payload is independent of the row and outlives it") {
+    boost::json::object copy;
+    boost::json::value copied_call;
+    {
+        auto a = assistant_turn_chunk_from(std::vector<ToolCallFields>{{"call_0123456789abcdef", "run", "{\"x\": 1}"}},
+                                           std::string_view("a long enough content string"));
+        copy = a->payload();  // assignment: the copy's own storage
+        copied_call = a->payload().at("tool_calls").as_array()[0];  // copy construction: the row's storage
+        copied_call.as_object()["extra"] = std::string(1000, 'e');  // allocated after the row was sealed
+        CHECK(a->payload().at("tool_calls").as_array()[0].as_object().size() == 3);
+    }
+    // The row is gone: both copies still read and grow (ASan would catch a dangling block).
+    copy["more"] = std::string(500, 'm');
+    copied_call.as_object()["more"] = std::string(500, 'm');
+    CHECK(copy.at("content").as_string() == "a long enough content string");
+    CHECK(copied_call.at("id").as_string() == "call_0123456789abcdef");
+    CHECK(copied_call.at("extra").as_string().size() == 1000);
+}
+
+TEST_CASE("the borrowed-field builder writes the same row as the owning one") {
+    auto owned = assistant_turn_chunk({{.id = "c1", .name = "run", .arguments = "{}", .type = "function"}}, std::string("hi"));
+    auto borrowed = assistant_turn_chunk_from(std::vector<ToolCallFields>{{"c1", "run", "{}"}}, std::string_view("hi"));
+    CHECK(*owned == *borrowed);
+    CHECK(*assistant_turn_chunk({}, std::nullopt) == *assistant_turn_chunk_from({}, std::nullopt));
+    CHECK(*assistant_turn_chunk({}, std::nullopt) == *assistant_turn_chunk_wire({}, std::nullopt));
+}
+
+TEST_CASE("rows shared across threads are copied concurrently") {
+    auto row = tool_feedback_chunk("call_shared_between_threads", "run", std::string(300, 'b'));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([row] {
+            for (int i = 0; i < 200; ++i) {
+                boost::json::object c(row->payload());
+                c["n"] = std::string(64, 'n');
+                CHECK(c.at("content").as_string().size() == 300);
+            }
+        });
+    for (auto& th : threads) th.join();
+}
+
 TEST_CASE("rows compare by kind and deep payload") {
     CHECK(*user_text_chunk("a") == *user_text_chunk("a"));
     CHECK_FALSE(*user_text_chunk("a") == *system_text_chunk("a"));

@@ -1,12 +1,15 @@
 #pragma once
 // Typed transcript rows (session.md §1.1-§1.2). A row is immutable and shared by
 // reference between sessions; its payload keeps the exact key order of the spec,
-// which the persisted JSONL format depends on.
+// which the persisted JSONL format depends on. The builders below put a payload's
+// nodes and text in one block owned by the row (a copy of the payload still
+// allocates from the ordinary heap).
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +55,15 @@ ChunkRowPtr system_text_chunk(std::string text);
 // {"content": content-or-null, "tool_calls": list-or-null}; an empty list is stored as null.
 ChunkRowPtr assistant_turn_chunk(const std::vector<AssistantToolCall>& tool_calls,
                                  std::optional<std::string> content = std::nullopt);
+// Same, from borrowed fields: nothing is copied before it lands in the row.
+struct ToolCallFields {
+    std::string_view id{};
+    std::string_view name{};
+    std::string_view arguments{};
+    std::string_view type = "function";
+};
+ChunkRowPtr assistant_turn_chunk_from(std::span<const ToolCallFields> tool_calls,
+                                      std::optional<std::string_view> content = std::nullopt);
 // Same, from calls already in wire form ({"id","type","function":{"name","arguments"}}).
 ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::optional<std::string> content = std::nullopt);
 // {"tool_call_id": id, "name": name, "content": body}

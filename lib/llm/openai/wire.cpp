@@ -318,6 +318,7 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
     if (r.extra_create_args.empty()) {
         // Nothing to merge: the whole body is written as text.
         auto rest = std::make_shared<std::string>();
+        rest->reserve(96);  // the usual tail ("tool_choice", "stream") in one block
         write_tail(*rest, r, stream);
         if (transport) *transport = {};
         write_head(out.head, r, model);

@@ -1,0 +1,129 @@
+#include "lib/session/row_storage.hpp"
+
+#include <boost/json/memory_resource.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <new>
+
+namespace rath::detail {
+
+// A bump allocator over an inline buffer plus overflow blocks while building; the
+// ordinary heap once sealed. deallocate() tells the two apart by address.
+class RowStorage::Arena : public boost::json::memory_resource {
+public:
+    Arena(unsigned char* buf, std::size_t size) noexcept : cur_(buf), end_(buf + size), first_(buf), first_end_(buf + size) {}
+    Arena(const Arena&) = delete;
+    Arena& operator=(const Arena&) = delete;
+    ~Arena() override {
+        while (blocks_) {
+            Block* next = blocks_->next;
+            ::operator delete(blocks_);
+            blocks_ = next;
+        }
+    }
+    void seal() noexcept { sealed_.store(true, std::memory_order_release); }
+
+private:
+    struct Block {
+        Block* next;
+        std::size_t size;  // bytes after the header
+    };
+    static constexpr std::size_t header = (sizeof(Block) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
+
+    void* do_allocate(std::size_t n, std::size_t align) override {
+        if (sealed_.load(std::memory_order_acquire)) return heap_allocate(n, align);
+        if (void* p = bump(n, align)) return p;
+        const std::size_t size = std::max<std::size_t>(n + align, 512);
+        auto* b = static_cast<Block*>(::operator new(header + size));
+        b->next = blocks_;
+        b->size = size;
+        blocks_ = b;
+        cur_ = reinterpret_cast<unsigned char*>(b) + header;
+        end_ = cur_ + size;
+        return bump(n, align);
+    }
+
+    void do_deallocate(void* p, std::size_t n, std::size_t align) override {
+        if (owns(p)) return;  // freed with the arena
+        if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+            ::operator delete(p, n, std::align_val_t(align));
+        else
+            ::operator delete(p, n);
+    }
+
+    bool do_is_equal(const boost::json::memory_resource& o) const noexcept override { return this == &o; }
+
+    static void* heap_allocate(std::size_t n, std::size_t align) {
+        if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) return ::operator new(n, std::align_val_t(align));
+        return ::operator new(n);
+    }
+
+    void* bump(std::size_t n, std::size_t align) noexcept {
+        auto at = reinterpret_cast<std::uintptr_t>(cur_);
+        const std::uintptr_t aligned = (at + align - 1) & ~(static_cast<std::uintptr_t>(align) - 1);
+        if (aligned > reinterpret_cast<std::uintptr_t>(end_) || n > reinterpret_cast<std::uintptr_t>(end_) - aligned)
+            return nullptr;
+        cur_ = reinterpret_cast<unsigned char*>(aligned + n);
+        return reinterpret_cast<void*>(aligned);
+    }
+
+    bool owns(const void* p) const noexcept {
+        auto in = [p](const unsigned char* lo, const unsigned char* hi) {
+            auto a = reinterpret_cast<std::uintptr_t>(p);
+            return a >= reinterpret_cast<std::uintptr_t>(lo) && a < reinterpret_cast<std::uintptr_t>(hi);
+        };
+        if (in(first_, first_end_)) return true;
+        for (const Block* b = blocks_; b; b = b->next) {
+            auto* data = reinterpret_cast<const unsigned char*>(b) + header;
+            if (in(data, data + b->size)) return true;
+        }
+        return false;
+    }
+
+    unsigned char* cur_;
+    unsigned char* end_;
+    unsigned char* const first_;
+    unsigned char* const first_end_;
+    Block* blocks_ = nullptr;
+    std::atomic<bool> sealed_{false};
+};
+
+namespace {
+
+// The arena with its first buffer inline, so a row's storage is one heap block. A few
+// fixed sizes keep small rows small (a parked session holds its rows).
+template <std::size_t N>
+class InlineArena final : public RowStorage::Arena {
+public:
+    // `self`: where the arena is (storage_ptr only points at its shared wrapper).
+    explicit InlineArena(RowStorage::Arena** self) noexcept : RowStorage::Arena(buf_, N) { *self = this; }
+
+private:
+    alignas(std::max_align_t) unsigned char buf_[N];
+};
+
+template <std::size_t N>
+boost::json::storage_ptr make_arena(RowStorage::Arena** self) {
+    return boost::json::make_shared_resource<InlineArena<N>>(self);
+}
+
+}  // namespace
+
+RowStorage::RowStorage(std::size_t bytes) {
+    RowStorage::Arena* arena = nullptr;
+    if (bytes <= 192)
+        sp_ = make_arena<192>(&arena);
+    else if (bytes <= 448)
+        sp_ = make_arena<448>(&arena);
+    else if (bytes <= 960)
+        sp_ = make_arena<960>(&arena);
+    else
+        sp_ = make_arena<1984>(&arena);  // larger rows spill into overflow blocks
+    arena_ = arena;
+}
+
+void RowStorage::seal() noexcept { arena_->seal(); }
+
+}  // namespace rath::detail
