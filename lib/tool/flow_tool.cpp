@@ -2,7 +2,7 @@
 #include <rath/session.hpp>
 #include <rath/tool/flow_tool.hpp>
 
-#include <cstdio>
+#include <cstdint>
 
 namespace rath::tool {
 
@@ -17,9 +17,15 @@ ResourceKey FlowToolCall::resource_key(const boost::json::object&) const {
 }
 
 std::string FlowToolCall::lane_group() const {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "tool@%p", static_cast<const void*>(this));
-    return buf;
+    // "tool@0x" and the address in hex, without snprintf (this runs for every call).
+    static constexpr char hex[] = "0123456789abcdef";
+    char buf[32] = "tool@0x";
+    std::size_t n = 7;
+    auto v = reinterpret_cast<std::uintptr_t>(this);
+    int shift = static_cast<int>(sizeof v * 8) - 4;
+    while (shift > 0 && ((v >> shift) & 0xF) == 0) shift -= 4;
+    for (; shift >= 0; shift -= 4) buf[n++] = hex[(v >> shift) & 0xF];
+    return std::string(buf, n);
 }
 
 ToolReturn FlowToolCall::call(const Session& session, boost::json::object arguments) {

@@ -6,6 +6,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include <cstdio>
+
 using namespace rath_test;
 namespace rb = rath::backend;
 
@@ -258,4 +260,16 @@ TEST_CASE("max calls counts per session and denied calls use no budget") {
     CHECK_FALSE(p.check("ok", obj("{}")));
     CHECK(*p.check("ok", obj("{}")) == "session exceeded max_calls=2 tool calls");
     CHECK(p.calls() == 2);
+}
+
+TEST_CASE("a tool's lane group is its address and a lane key keeps its parts apart") {
+    std::atomic<int> ran{0};
+    auto a = std::make_shared<Faulty>(false, &ran);
+    auto b = std::make_shared<Faulty>(false, &ran);
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "tool@%p", static_cast<const void*>(a.get()));
+    CHECK(a->lane_group() == expected);
+    CHECK(a->lane_group() != b->lane_group());
+    rath::Session s;
+    CHECK(rt::lane_key(*a, {"global"}, s) == a->lane_group() + "\x1funsafe");
 }
