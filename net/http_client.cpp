@@ -41,6 +41,8 @@
 
 namespace rath::net {
 
+using namespace std::string_view_literals;
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -557,8 +559,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     void build_head(std::string& head, const HttpRequest& r, const detail::Target& t, const detail::Proxy* px) const {
         head.clear();
         head.append(r.method).push_back(' ');
-        if (px && !t.tls) head.append(t.scheme).append("://").append(t.authority);  // absolute-form via proxy
-        head.append(t.target).append(" HTTP/1.1\r\n");
+        if (px && !t.tls) head.append(t.scheme).append("://"sv).append(t.authority);  // absolute-form via proxy
+        head.append(t.target).append(" HTTP/1.1\r\n"sv);
         bool has_host = false, has_ua = false;
         if (const auto& preset = r.preset_headers) {
             head.append(preset->wire());
@@ -569,16 +571,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             if (is_length_header(h.name)) continue;
             has_host |= iequals(h.name, "host");
             has_ua |= iequals(h.name, "user-agent");
-            head.append(h.name).append(": ").append(h.value).append("\r\n");
+            head.append(h.name).append(": "sv).append(h.value).append("\r\n"sv);
         }
-        if (!has_host) head.append("Host: ").append(t.authority).append("\r\n");
-        if (!has_ua && !options.user_agent.empty()) head.append("User-Agent: ").append(options.user_agent).append("\r\n");
+        if (!has_host) head.append("Host: "sv).append(t.authority).append("\r\n"sv);
+        if (!has_ua && !options.user_agent.empty()) head.append("User-Agent: "sv).append(options.user_agent).append("\r\n"sv);
         const std::size_t body_size = r.body_size();
         if (body_size > 0 || method_has_body(r.method))
-            head.append("Content-Length: ").append(std::to_string(body_size)).append("\r\n");
+            head.append("Content-Length: "sv).append(std::to_string(body_size)).append("\r\n"sv);
         if (px && !t.tls && !px->authorization.empty())
-            head.append("Proxy-Authorization: ").append(px->authorization).append("\r\n");
-        head.append("\r\n");
+            head.append("Proxy-Authorization: "sv).append(px->authorization).append("\r\n"sv);
+        head.append("\r\n"sv);
     }
 
     struct Exchange {

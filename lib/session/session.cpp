@@ -62,7 +62,7 @@ struct SessionState {
     // other threads read them (session.md §10.2 pitfall 6), so everything is under mu.
     mutable std::mutex mu;
     ChunkTable chunks;
-    std::unique_ptr<const TokenUsage> usage;        // by pointer: only outputs carry usage
+    std::unique_ptr<TokenUsage> usage;              // by pointer: only outputs carry usage
     Lineage lineage;
     std::unique_ptr<const SessionLineage> legacy;  // loop outputs only: not inline in every session
     std::unique_ptr<Placement> place;
@@ -84,7 +84,12 @@ struct SessionState {
     }
     std::optional<TokenUsage> get_usage() const { return usage ? std::optional<TokenUsage>(*usage) : std::nullopt; }
     void set_usage(std::optional<TokenUsage> u) {
-        usage = u ? std::make_unique<const TokenUsage>(std::move(*u)) : nullptr;
+        if (!u)
+            usage.reset();
+        else if (usage)
+            *usage = std::move(*u);  // the loop updates it every round: no new block
+        else
+            usage = std::make_unique<TokenUsage>(std::move(*u));
     }
 };
 

@@ -10,7 +10,8 @@ namespace rath::llm {
 // The environment variable trimmed; blank or absent gives nullopt.
 std::optional<std::string> env_value(const char* name);
 
-// First candidate that is set and non-blank, trimmed; "" when none is.
-std::string resolve_credential(std::initializer_list<std::optional<std::string>> candidates);
+// First candidate that is set and non-blank, trimmed; "" when none is. The candidates
+// are views: only the chosen one is copied.
+std::string resolve_credential(std::initializer_list<std::optional<std::string_view>> candidates);
 
 }  // namespace rath::llm
