@@ -29,7 +29,7 @@ namespace json = boost::json;
 // Bytes a payload needs in its row storage (Boost.JSON 1.81 layouts: an object is a
 // 16-byte header and 32 bytes per entry, a key its text and a NUL, a string over 14
 // bytes an 8-byte header, its text and a NUL), plus slack for alignment.
-constexpr std::size_t slack = 16;
+constexpr std::size_t slack = 8;
 constexpr std::size_t object_bytes(std::size_t entries) { return 16 + 32 * entries + slack; }
 constexpr std::size_t key_bytes(std::string_view key) { return key.size() + 1; }
 constexpr std::size_t string_bytes(std::string_view s) { return s.size() <= 14 ? 0 : s.size() + 9 + slack; }
