@@ -107,7 +107,7 @@ std::vector<double> decode_embedding(dom::element e) {
     return out;
 }
 
-std::vector<std::vector<double>> parse_embeddings(const net::HttpResponse& resp) {
+std::vector<std::vector<double>> parse_embeddings(net::HttpResponse& resp) {
     detail::LeasedParser lease;  // the result is copied out before it returns
     dom::element root = detail::parse_response_body(lease.get(), resp.body, resp.status, "openai", "embedding");
     auto data = detail::array_field(root, "data");

@@ -92,14 +92,14 @@ void throw_if_error_status(std::string_view provider, const net::HttpResponse& r
 template <class T>
 boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string_view provider,
                                             std::string_view secret, std::optional<double> timeout_seconds,
-                                            const RetryOptions& retry, T (*parse)(const net::HttpResponse&)) {
+                                            const RetryOptions& retry, T (*parse)(net::HttpResponse&)) {
     const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
     for (int k = 1;; ++k) {
         std::exception_ptr err{};
         try {
-            const net::HttpResponse resp = co_await start_send(http, request, timeout_seconds);
+            net::HttpResponse resp = co_await start_send(http, request, timeout_seconds);
             throw_if_error_status(provider, resp, secret);
-            co_return parse(resp);
+            co_return parse(resp);  // may take the body: the response is not read again
         } catch (...) {
             err = map_send_error(std::current_exception(), provider, secret);
         }

@@ -83,7 +83,7 @@ VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options)
 
 namespace {
 // The first choice's text ("" when there is none).
-std::string parse_description(const net::HttpResponse& resp) {
+std::string parse_description(net::HttpResponse& resp) {
     detail::LeasedParser lease;  // the result is copied out before it returns
     dom::element root = detail::parse_response_body(lease.get(), resp.body, resp.status, "openai", "VLM");
     auto choices = detail::array_field(root, "choices");

@@ -156,6 +156,23 @@ TEST_CASE("non-finite sampling values are refused before serialisation") {
     CHECK_THROWS_AS(openai::build_chat_body(r, "m", false), rath::ProviderConfigError);
 }
 
+TEST_CASE("a response parsed from a body it owns keeps that body as its raw payload") {
+    const std::string body = R"({"id":"chatcmpl-0123456789","model":"gpt-x","choices":[{"index":0,"finish_reason":"tool_calls",
+      "message":{"content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"wc","arguments":"{\"text\":\"a b\"}"}}]}}],
+      "usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}})";
+    auto viewed = openai::parse_chat_response(body);
+    auto owned = openai::parse_chat_response_owned(std::string(body));
+    CHECK(owned.raw.text() == body);
+    CHECK(owned.raw->as_object().at("id") == "chatcmpl-0123456789");
+    CHECK(owned.id == viewed.id);
+    CHECK(owned.model == viewed.model);
+    REQUIRE(owned.choices.size() == 1);
+    REQUIRE(owned.choices[0].message.tool_calls);
+    CHECK((*owned.choices[0].message.tool_calls)[0].function.arguments == R"({"text":"a b"})");
+    CHECK(owned.usage->total_tokens == 7);
+    CHECK_THROWS_AS(openai::parse_chat_response_owned("<html>"), rath::ResponseFormatError);
+}
+
 TEST_CASE("non-streaming normalisation maps finish reasons content and tool calls") {
     auto r = openai::parse_chat_response(R"({"id":"x","created":12,"model":"gpt","system_fingerprint":"fp","service_tier":"default",
       "choices":[

@@ -89,7 +89,7 @@ std::string request_url(const std::string& cached, const std::string& base, cons
     return extras.query.empty() ? cached : messages_url(base, extras.query);
 }
 
-ChatResponse parse_response(const net::HttpResponse& resp) { return anthropic::parse_messages_response(resp.body); }
+ChatResponse parse_response(net::HttpResponse& resp) { return anthropic::parse_messages_response(resp.body); }
 }  // namespace
 
 // As in the OpenAI client: plain functions that turn the request into an HTTP request

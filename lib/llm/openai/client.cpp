@@ -108,7 +108,7 @@ net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::
     return req;
 }
 
-ChatResponse parse_response(const net::HttpResponse& resp) { return openai::parse_chat_response(resp.body, "openai"); }
+ChatResponse parse_response(net::HttpResponse& resp) { return openai::parse_chat_response_owned(std::move(resp.body), "openai"); }
 }  // namespace
 
 // The calls are plain functions: the request is turned into an HTTP request at once

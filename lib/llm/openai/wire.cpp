@@ -501,7 +501,10 @@ void read_message(dom::element msg, AssistantMessage& am) {
 
 }  // namespace
 
-ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
+namespace {
+// `owned`, when given, holds `body` and is moved into the response's raw payload
+// instead of copied (the document is parsed into the parser's own buffers first).
+ChatResponse parse_chat_body(std::string_view body, std::string_view provider, std::string* owned) {
     detail::LeasedParser lease;  // held while the document is read
     dom::parser& parser = lease.get();
     dom::element root;
@@ -517,7 +520,6 @@ ChatResponse parse_chat_response(std::string_view body, std::string_view provide
     if (const auto& e = top[root_error]; e && truthy(*e) && !top[root_choices]) throw_in_band(provider, *e);
 
     ChatResponse r;
-    r.raw = RawJson(std::string(body));
     if (auto choices = if_array(top[root_choices])) {
         for (dom::element c : *choices) {
             if (!c.is_object()) continue;
@@ -537,7 +539,17 @@ ChatResponse parse_chat_response(std::string_view body, std::string_view provide
     if (auto s = if_string(top[root_model])) r.model = std::string(*s);
     if (auto s = if_string(top[root_service_tier])) r.service_tier = std::string(*s);
     if (auto s = if_string(top[root_fingerprint])) r.system_fingerprint = std::string(*s);
+    r.raw = owned ? RawJson(std::move(*owned)) : RawJson(std::string(body));
     return r;
+}
+}  // namespace
+
+ChatResponse parse_chat_response(std::string_view body, std::string_view provider) {
+    return parse_chat_body(body, provider, nullptr);
+}
+
+ChatResponse parse_chat_response_owned(std::string body, std::string_view provider) {
+    return parse_chat_body(body, provider, &body);
 }
 
 bool ChunkMapper::on_event(std::string_view event, std::string_view data, const Emit& emit) {

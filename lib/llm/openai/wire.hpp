@@ -37,6 +37,8 @@ void strip_additional_properties(boost::json::value& v);
 // §4.3 on a decoded 2xx body. Throws ResponseFormatError for non-JSON / non-object
 // bodies and StreamError for a 2xx body that carries an `error` object.
 ChatResponse parse_chat_response(std::string_view body, std::string_view provider = "openai");
+// Same, keeping `body` itself as the raw payload instead of a copy.
+ChatResponse parse_chat_response_owned(std::string body, std::string_view provider = "openai");
 
 // Maps SSE events of a chat stream to deltas. on_event returns false at [DONE]; an
 // in-band error (an `error` member or `event: error`) is thrown as StreamError after
