@@ -5,7 +5,7 @@
 // queue when the host is at its cap), write the request head and body with one
 // gather write, then read the response with Beast's parser into either the
 // response string (whole body) or a per-connection scratch buffer (streaming).
-// Deadlines ride on beast::tcp_stream's expiry, re-armed before every read so that
+// Deadlines ride on the Beast stream's expiry, re-armed before every read so that
 // the read timeout is a gap between bytes and the total deadline always bounds it.
 #include <rath/net/http.hpp>
 
@@ -59,13 +59,18 @@ constexpr std::size_t scratch_size = 16 * 1024;  // body read size without a Con
 constexpr std::size_t stream_chunk_size = 4 * 1024;
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
+// The stream on the io_context's own executor rather than beast::tcp_stream's
+// any_io_executor: every operation and timer wait copies the stream's executor into
+// its work guard, and a type-erased copy costs several calls where this is a pointer.
+using TcpStream = beast::basic_stream<tcp, asio::io_context::executor_type>;
+
 struct Connection {
-    explicit Connection(asio::any_io_executor ex) : plain(std::in_place, std::move(ex)) {}
+    explicit Connection(asio::io_context::executor_type ex) : plain(std::in_place, ex) {}
 
-    beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+    TcpStream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 
-    std::optional<beast::tcp_stream> plain;
-    std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+    std::optional<TcpStream> plain;
+    std::optional<beast::ssl_stream<TcpStream>> tls;
     beast::flat_buffer buffer;          // bytes read but not yet parsed
     std::string head;                   // request head, rebuilt per request in place
     std::unique_ptr<char[]> scratch;    // streaming body chunks
