@@ -26,13 +26,9 @@ namespace {
 
 namespace json = boost::json;
 
-// Bytes a payload needs in its row storage (Boost.JSON 1.81 layouts: an object is a
-// 16-byte header and 32 bytes per entry, a key its text and a NUL, a string over 14
-// bytes an 8-byte header, its text and a NUL), plus slack for alignment.
-constexpr std::size_t slack = 8;
-constexpr std::size_t object_bytes(std::size_t entries) { return 16 + 32 * entries + slack; }
-constexpr std::size_t key_bytes(std::string_view key) { return key.size() + 1; }
-constexpr std::size_t string_bytes(std::string_view s) { return s.size() <= 14 ? 0 : s.size() + 9 + slack; }
+constexpr auto object_bytes = detail::footprint::object;
+constexpr auto key_bytes = detail::footprint::key;
+constexpr auto string_bytes = detail::footprint::string;
 
 ChunkRowPtr sealed_row(ChunkKind kind, json::object payload, detail::RowStorage& storage) {
     storage.seal();  // before the row is shared: later allocations use the heap
@@ -67,7 +63,7 @@ ChunkRowPtr assistant_turn_chunk_wire(boost::json::array tool_calls, std::option
 
 ChunkRowPtr assistant_turn_chunk_from(std::span<const ToolCallFields> tool_calls, std::optional<std::string_view> content) {
     std::size_t bytes = object_bytes(2) + key_bytes("content") + key_bytes("tool_calls") + (content ? string_bytes(*content) : 0);
-    if (!tool_calls.empty()) bytes += 8 + 16 * tool_calls.size() + slack;  // the array
+    if (!tool_calls.empty()) bytes += detail::footprint::array(tool_calls.size());
     for (const auto& tc : tool_calls)
         bytes += object_bytes(3) + key_bytes("id") + key_bytes("type") + key_bytes("function") + object_bytes(2) +
                  key_bytes("name") + key_bytes("arguments") + string_bytes(tc.id) + string_bytes(tc.type) +

@@ -2,6 +2,7 @@
 #include <rath/session/messages.hpp>
 
 #include "lib/session/pystr.hpp"
+#include "lib/session/row_storage.hpp"
 
 namespace rath {
 
@@ -34,9 +35,16 @@ llm::Message chunk_row_to_message(const ChunkRow& row, std::size_t index) {
             if (c != row.payload().end() && !c->value().is_null()) m.content = detail::py_str(c->value());
             auto tc = row.payload().find("tool_calls");
             if (tc != row.payload().end() && tc->value().is_array() && !tc->value().get_array().empty()) {
+                // The copies share one block (a tool call is a dozen keys and strings).
+                const auto& list = tc->value().get_array();
+                std::size_t bytes = 0;
+                for (const auto& call : list) bytes += detail::footprint::of(call);
+                detail::RowStorage storage(bytes);
                 std::vector<boost::json::object> calls;
-                for (const auto& call : tc->value().get_array())
-                    if (call.is_object()) calls.push_back(call.get_object());
+                calls.reserve(list.size());
+                for (const auto& call : list)
+                    if (call.is_object()) calls.emplace_back(call.get_object(), storage.get());
+                storage.seal();
                 m.tool_calls = std::move(calls);
             }
             break;

@@ -1,6 +1,7 @@
 #include "lib/session/row_storage.hpp"
 
 #include <boost/json/memory_resource.hpp>
+#include <boost/json/value.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -129,5 +130,20 @@ RowStorage::RowStorage(std::size_t bytes) {
 }
 
 void RowStorage::seal() noexcept { arena_->seal(); }
+
+std::size_t footprint::of(const boost::json::value& v) {
+    if (const auto* o = v.if_object()) {
+        std::size_t n = object(o->size());
+        for (const auto& kv : *o) n += key(kv.key()) + of(kv.value());
+        return n;
+    }
+    if (const auto* a = v.if_array()) {
+        std::size_t n = array(a->size());
+        for (const auto& x : *a) n += of(x);
+        return n;
+    }
+    if (const auto* s = v.if_string()) return string(*s);
+    return 0;
+}
 
 }  // namespace rath::detail

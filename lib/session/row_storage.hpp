@@ -6,11 +6,27 @@
 // it later (Boost.JSON copies a value into its source's storage, so a copy of the
 // payload lands here) comes from the ordinary heap and is returned to it, so copying a
 // long-lived row many times never grows its block.
+#include <boost/json/fwd.hpp>
 #include <boost/json/storage_ptr.hpp>
 
 #include <cstddef>
+#include <string_view>
 
 namespace rath::detail {
+
+// Bytes a JSON node needs in a RowStorage (Boost.JSON 1.81 layouts: an object is a 16-byte
+// header and 32 bytes per entry, an array an 8-byte header and 16 bytes per element, a key
+// its text and a NUL, a string over 14 bytes an 8-byte header, its text and a NUL), plus
+// slack for alignment.
+namespace footprint {
+inline constexpr std::size_t slack = 8;
+constexpr std::size_t object(std::size_t entries) { return 16 + 32 * entries + slack; }
+constexpr std::size_t array(std::size_t elements) { return 8 + 16 * elements + slack; }
+constexpr std::size_t key(std::string_view k) { return k.size() + 1; }
+constexpr std::size_t string(std::string_view s) { return s.size() <= 14 ? 0 : s.size() + 9 + slack; }
+// The whole tree of `v`.
+std::size_t of(const boost::json::value& v);
+}  // namespace footprint
 
 class RowStorage {
 public:

@@ -110,6 +110,31 @@ TEST_CASE("rows shared across threads are copied concurrently") {
     for (auto& th : threads) th.join();
 }
 
+TEST_CASE("an assistant row's tool calls become message objects that outlive the row") {
+    std::vector<rath::llm::Message> kept;
+    {
+        std::vector<std::string> ids = {"call_aaaaaaaaaaaaaaaaaaaa", "call_bbbbbbbbbbbbbbbbbbbb"};
+        auto row = assistant_turn_chunk_from(
+            std::vector<ToolCallFields>{{ids[0], "word_count", R"({"text": "one two three four"})"},
+                                        {ids[1], "a_rather_long_tool_name", "{}"}},
+            std::nullopt);
+        kept.push_back(chunk_row_to_message(*row));
+        REQUIRE(kept[0].tool_calls);
+        REQUIRE(kept[0].tool_calls->size() == 2);
+        CHECK(boost::json::value((*kept[0].tool_calls)[0]) == row->payload().at("tool_calls").as_array()[0]);
+        CHECK(boost::json::value((*kept[0].tool_calls)[1]) == row->payload().at("tool_calls").as_array()[1]);
+    }
+    // The row is gone; the message's objects still read, grow and copy.
+    auto& call = (*kept[0].tool_calls)[1];
+    call["added"] = std::string(2000, 'a');
+    boost::json::object copy = call;
+    CHECK(copy.at("id").as_string() == "call_bbbbbbbbbbbbbbbbbbbb");
+    CHECK(copy.at("added").as_string().size() == 2000);
+    CHECK((*kept[0].tool_calls)[0].at("function").at("name").as_string() == "word_count");
+    CHECK(kept[0].role == "assistant");
+    CHECK_FALSE(kept[0].content.has_value());
+}
+
 TEST_CASE("rows compare by kind and deep payload") {
     CHECK(*user_text_chunk("a") == *user_text_chunk("a"));
     CHECK_FALSE(*user_text_chunk("a") == *system_text_chunk("a"));
