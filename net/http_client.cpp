@@ -37,6 +37,7 @@
 #include <cerrno>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 namespace rath::net {
@@ -610,7 +611,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     template <class Stream>
     asio::awaitable<bool> send(Stream& s, Connection& c, const HttpRequest& r, const detail::Target& t,
                                Clock::time_point deadline, Exchange& x) {
-        c.tcp().expires_at(expiry(deadline, options.read_timeout));
         // head, body and up to four shared parts in one gathered write (more parts: a list).
         std::array<asio::const_buffer, 6> fixed{asio::buffer(c.head), asio::buffer(r.body)};
         std::vector<asio::const_buffer> many;
@@ -620,12 +620,33 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             many.assign(fixed.begin(), fixed.begin() + 2);
             for (const auto& p : r.body_parts) many.push_back(asio::buffer(*p));
         }
+        std::size_t sent = 0;
+        if constexpr (std::is_same_v<Stream, TcpStream>) {
+            // A request usually fits in the socket's send buffer: written now, it needs
+            // no asynchronous write and no timeout timer; only a remainder waits below.
+            error_code ec;
+            auto& sock = s.socket();
+            if (!sock.non_blocking()) sock.non_blocking(true, ec);
+            if (!ec) sent = many.empty() ? asio::write(sock, fixed, ec) : asio::write(sock, many, ec);
+            if (!ec) co_return true;
+            if (ec != asio::error::would_block && ec != asio::error::try_again) {
+                x.any_byte = c.buffer.size() > 0;
+                record_failure(x, ec, t, "sending request", deadline);
+                co_return false;
+            }
+        }
+        c.tcp().expires_at(expiry(deadline, options.read_timeout));
         // Two statements, not `?:` around two co_awaits (GCC 12 evaluates both arms).
         std::tuple<error_code, std::size_t> written;
-        if (many.empty())
-            written = co_await asio::async_write(s, fixed, tuple_awaitable);
-        else
-            written = co_await asio::async_write(s, many, tuple_awaitable);
+        if (many.empty()) {
+            beast::buffers_suffix<std::array<asio::const_buffer, 6>> rest(fixed);
+            rest.consume(sent);
+            written = co_await asio::async_write(s, rest, tuple_awaitable);
+        } else {
+            beast::buffers_suffix<std::vector<asio::const_buffer>> rest(many);
+            rest.consume(sent);
+            written = co_await asio::async_write(s, rest, tuple_awaitable);
+        }
         const error_code wec = std::get<0>(written);
         if (!wec) co_return true;
         x.any_byte = c.buffer.size() > 0;

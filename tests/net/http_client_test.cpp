@@ -244,6 +244,47 @@ TEST_CASE("a connection closed before any response byte on a fresh connection is
     CHECK(server.requests == 1);
 }
 
+TEST_CASE("a request larger than the socket's send buffer arrives whole, in parts or not") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        std::uint64_t sum = 0;
+        for (unsigned char ch : req.body()) sum = sum * 31 + ch;
+        co_return co_await c.write(response(200, std::to_string(req.body().size()) + ":" + std::to_string(sum)));
+    });
+    HttpClient client(runtime());
+    auto expected = [](const std::string& body) {
+        std::uint64_t sum = 0;
+        for (unsigned char ch : body) sum = sum * 31 + ch;
+        return std::to_string(body.size()) + ":" + std::to_string(sum);
+    };
+    std::string big(12 << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + (i * 7) % 26);
+    auto r = client.request({.url = server.url("/upload"), .body = big});
+    CHECK(r.status == 200);
+    CHECK(r.body == expected(big));
+    // Head, body and six shared parts: the list form of the gathered write.
+    HttpRequest parts{.url = server.url("/upload"), .body = big.substr(0, 1 << 20)};
+    std::string joined = parts.body;
+    for (int i = 0; i < 6; ++i) {
+        auto p = std::make_shared<const std::string>(big.substr(static_cast<std::size_t>(i) << 20, 3 << 20));
+        joined += *p;
+        parts.body_parts.push_back(p);
+    }
+    auto r2 = client.request(parts);
+    CHECK(r2.body == expected(joined));
+}
+
+TEST_CASE("a request body the server never reads hits the read timeout while sending") {
+    // A listening socket that never accepts: the kernel completes the handshake and
+    // buffers what it can, then the client's write stalls.
+    asio::io_context ctx;
+    tcp::acceptor acceptor(ctx, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    const auto port = acceptor.local_endpoint().port();
+    HttpClient client(runtime(), {.read_timeout = std::chrono::milliseconds(200)});
+    auto e = expect_error(client, {.url = "http://127.0.0.1:" + std::to_string(port) + "/", .body = std::string(64 << 20, 'x')});
+    CHECK(e.kind() == HttpErrorKind::timeout);
+    CHECK(std::string(e.what()).find("sending request") != std::string::npos);
+}
+
 TEST_CASE("a body that stops dripping hits the read timeout") {
     TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
         co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
