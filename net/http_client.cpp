@@ -465,9 +465,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 pool->wait(w, std::move(handler));
             },
             token);
-        if (auto g = pool->take(w, fresh_only)) co_return Lease(pool, std::move(g->conn), g->reused);
-        if (ec == asio::error::operation_aborted)
+        if (auto g = pool->take(w, fresh_only)) {
+            Lease lease(pool, std::move(g->conn), g->reused);
+            if (Clock::now() < deadline) co_return std::move(lease);
+            // The slot came free only as the deadline passed (another request timing out
+            // at the same instant): this request still timed out waiting for it.
+            if (lease.conn) lease.release();  // an idle connection stays pooled
+        } else if (ec == asio::error::operation_aborted) {
             throw rath::async::CancelledError("HTTP request cancelled while queued for a connection");
+        }
         fail(HttpErrorKind::timeout, t,
              "total timeout of " + std::to_string(options.total_timeout.count()) +
                  " ms exceeded while waiting for a pooled connection");
@@ -711,8 +717,22 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 }
                 parser.get().body().data = dst;
                 parser.get().body().size = room;
-                tcp.expires_at(expiry(deadline, options.read_timeout));
-                auto [ec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
+                error_code ec;
+                bool parsed = false;
+                if (c.buffer.size() > 0) {
+                    // Bytes already read (usually the whole body, which came with the
+                    // header) are parsed here: an asynchronous read would find them too,
+                    // but only after posting its completion.
+                    const std::size_t used = parser.put(c.buffer.data(), ec);
+                    c.buffer.consume(used);
+                    if (ec == http::error::need_more) ec = {};
+                    parsed = used > 0 || ec;
+                }
+                if (!parsed) {
+                    tcp.expires_at(expiry(deadline, options.read_timeout));
+                    auto [rec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
+                    ec = rec;
+                }
                 const std::size_t got = room - parser.get().body().size;
                 if (stream) {
                     if (got > 0) (*on_body)(std::string_view(dst, got));
