@@ -339,7 +339,7 @@ TEST_CASE("bwrap applies the memory limit inside the sandbox") {
     auto sb = f.b.open();
     auto r = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = "x = bytearray(1024 * 1024 * 1024)\nprint('allocated')"}));
     CHECK(r.error.has_value());
-    CHECK(r.error->find("MemoryError") != std::string::npos);
+    CHECK_MESSAGE(r.error->find("MemoryError") != std::string::npos, *r.error);
     auto lim = as<rb::CommandResult>(sb->dispatch(shell("ulimit -v")));
     CHECK(lim.stdout_data == std::to_string((512ul << 20) / 1024) + "\n");
     f.b.close(sb);
