@@ -4,6 +4,8 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <atomic>
 #include <cstdint>
 #include <new>
@@ -93,8 +95,7 @@ private:
 
 namespace {
 
-// The arena with its first buffer inline, so a row's storage is one heap block. A few
-// fixed sizes keep small rows small (a parked session holds its rows).
+// The arena with its first buffer inline, so a row's storage is one heap block.
 template <std::size_t N>
 class InlineArena final : public RowStorage::Arena {
 public:
@@ -110,20 +111,24 @@ boost::json::storage_ptr make_arena(RowStorage::Arena** self) {
     return boost::json::make_shared_resource<InlineArena<N>>(self);
 }
 
+// One arena size per 32 bytes up to 896: the block plus the arena's own fields stay under
+// 1 KiB (glibc serves larger requests from its sorted bins, several times the cost), and a
+// stored row wastes less than 32 bytes of its block beyond its estimate.
+constexpr std::size_t step = 32;
+constexpr std::size_t largest = 896;
+
+template <std::size_t... I>
+constexpr auto make_table(std::index_sequence<I...>) {
+    return std::array<boost::json::storage_ptr (*)(RowStorage::Arena**), sizeof...(I)>{&make_arena<(I + 1) * step>...};
+}
+constexpr auto arenas = make_table(std::make_index_sequence<largest / step>{});
+
 }  // namespace
 
 RowStorage::RowStorage(std::size_t bytes) {
-    // Blocks stay under 1 KiB with the arena's own fields: glibc serves larger requests
-    // from its sorted bins (and consolidates its fast bins first), several times the cost.
     Arena* arena = nullptr;
-    if (bytes <= 128)
-        sp_ = make_arena<128>(&arena);
-    else if (bytes <= 256)
-        sp_ = make_arena<256>(&arena);
-    else if (bytes <= 512)
-        sp_ = make_arena<512>(&arena);
-    else if (bytes <= 832)
-        sp_ = make_arena<832>(&arena);
+    if (bytes <= largest)
+        sp_ = arenas[bytes == 0 ? 0 : (bytes - 1) / step](&arena);
     else
         sp_ = make_arena<1920>(&arena);  // larger rows spill into overflow blocks
     arena_ = arena;
