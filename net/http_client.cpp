@@ -3,8 +3,9 @@
 // Shape of one exchange: parse the URL, pick the pool (scheme, host, port, proxy),
 // lease a connection (an idle one, a permit to open one, or a place in the FIFO
 // queue when the host is at its cap), write the request head and body with one
-// gather write, then read the response with Beast's parser into either the
-// response string (whole body) or a per-connection scratch buffer (streaming).
+// gather write (at once when a plain socket takes it all, as it usually does;
+// asynchronously otherwise), then read the response with Beast's parser into either
+// the response string (whole body) or a per-connection scratch buffer (streaming).
 // Deadlines ride on the Beast stream's expiry, re-armed before every read so that
 // the read timeout is a gap between bytes and the total deadline always bounds it.
 #include <rath/net/http.hpp>
@@ -633,12 +634,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             error_code ec;
             auto& sock = s.socket();
             if (!sock.non_blocking()) sock.non_blocking(true, ec);
-            if (!ec) sent = many.empty() ? asio::write(sock, fixed, ec) : asio::write(sock, many, ec);
-            if (!ec) co_return true;
-            if (ec != asio::error::would_block && ec != asio::error::try_again) {
-                x.any_byte = c.buffer.size() > 0;
-                record_failure(x, ec, t, "sending request", deadline);
-                co_return false;
+            if (!ec) {  // (a socket that cannot be made non-blocking takes the asynchronous path)
+                sent = many.empty() ? asio::write(sock, fixed, ec) : asio::write(sock, many, ec);
+                if (!ec) co_return true;
+                if (ec != asio::error::would_block && ec != asio::error::try_again) {
+                    x.any_byte = c.buffer.size() > 0;
+                    record_failure(x, ec, t, "sending request", deadline);
+                    co_return false;
+                }
             }
         }
         c.tcp().expires_at(expiry(deadline, options.read_timeout));
