@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <type_traits>
 
 namespace rath::llm::openai {
 
@@ -83,30 +84,43 @@ json::array build_tools(const std::vector<FunctionTool>& list) {
 }
 
 // Every key after "tools", the extra create args merged last (they win).
+// Every named tail field that is set, in body order, as visit(key, value); value is a
+// JSON value or object, a bool, an int64, a finite double, a string or the stop list.
+// The one list both tail writers below follow.
+template <class Visit>
+void visit_tail_fields(const ChatRequest& r, Visit&& visit) {
+    if (r.tool_choice) visit("tool_choice", *r.tool_choice);
+    if (r.parallel_tool_calls) visit("parallel_tool_calls", *r.parallel_tool_calls);
+    if (r.response_format) visit("response_format", *r.response_format);
+    if (r.temperature) visit("temperature", finite("temperature", *r.temperature));
+    if (r.top_p) visit("top_p", finite("top_p", *r.top_p));
+    if (r.max_completion_tokens) visit("max_completion_tokens", *r.max_completion_tokens);
+    if (r.max_tokens) visit("max_tokens", *r.max_tokens);
+    if (r.stop) visit("stop", *r.stop);
+    if (r.n) visit("n", *r.n);
+    if (r.seed) visit("seed", *r.seed);
+    if (r.frequency_penalty) visit("frequency_penalty", finite("frequency_penalty", *r.frequency_penalty));
+    if (r.presence_penalty) visit("presence_penalty", finite("presence_penalty", *r.presence_penalty));
+    if (r.logit_bias) visit("logit_bias", *r.logit_bias);
+    if (r.logprobs) visit("logprobs", *r.logprobs);
+    if (r.top_logprobs) visit("top_logprobs", *r.top_logprobs);
+    if (r.reasoning_effort) visit("reasoning_effort", *r.reasoning_effort);
+    if (r.verbosity) visit("verbosity", *r.verbosity);
+    if (r.metadata) visit("metadata", *r.metadata);
+    if (r.user) visit("user", *r.user);
+    if (r.store) visit("store", *r.store);
+    if (r.service_tier) visit("service_tier", *r.service_tier);
+}
+
 json::object build_tail(const ChatRequest& r, bool stream, detail::TransportExtras* transport,
                         json::storage_ptr sp = {}) {
     json::object body(sp);
-    if (r.tool_choice) body["tool_choice"] = *r.tool_choice;
-    if (r.parallel_tool_calls) body["parallel_tool_calls"] = *r.parallel_tool_calls;
-    if (r.response_format) body["response_format"] = *r.response_format;
-    if (r.temperature) body["temperature"] = finite("temperature", *r.temperature);
-    if (r.top_p) body["top_p"] = finite("top_p", *r.top_p);
-    if (r.max_completion_tokens) body["max_completion_tokens"] = *r.max_completion_tokens;
-    if (r.max_tokens) body["max_tokens"] = *r.max_tokens;
-    if (r.stop) body["stop"] = stop_value(*r.stop);
-    if (r.n) body["n"] = *r.n;
-    if (r.seed) body["seed"] = *r.seed;
-    if (r.frequency_penalty) body["frequency_penalty"] = finite("frequency_penalty", *r.frequency_penalty);
-    if (r.presence_penalty) body["presence_penalty"] = finite("presence_penalty", *r.presence_penalty);
-    if (r.logit_bias) body["logit_bias"] = *r.logit_bias;
-    if (r.logprobs) body["logprobs"] = *r.logprobs;
-    if (r.top_logprobs) body["top_logprobs"] = *r.top_logprobs;
-    if (r.reasoning_effort) body["reasoning_effort"] = *r.reasoning_effort;
-    if (r.verbosity) body["verbosity"] = *r.verbosity;
-    if (r.metadata) body["metadata"] = *r.metadata;
-    if (r.user) body["user"] = *r.user;
-    if (r.store) body["store"] = *r.store;
-    if (r.service_tier) body["service_tier"] = *r.service_tier;
+    visit_tail_fields(r, [&body](std::string_view key, const auto& value) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, StopSequences>)
+            body[key] = stop_value(value);
+        else
+            body[key] = value;
+    });
 
     json::object extras = r.extra_create_args;
     if (auto* s = extras.if_contains("stream")) {
@@ -128,115 +142,39 @@ json::object build_tail(const ChatRequest& r, bool stream, detail::TransportExtr
 // bytes as serialize(build_tail(...)) with its first character ',' instead of '{'. It is
 // written for every request, and an object per request was most of its cost.
 void write_tail(std::string& out, const ChatRequest& r, bool stream) {
-    auto key = [&out](std::string_view k) {
+    visit_tail_fields(r, [&out](std::string_view key, const auto& value) {
+        using T = std::decay_t<decltype(value)>;
         out += ",\"";
-        out += k;
+        out += key;
         out += "\":";
-    };
-    auto integer = [&out](std::int64_t v) {
-        char buf[24];
-        auto res = std::to_chars(buf, buf + sizeof buf, v);
-        out.append(buf, res.ptr);
-    };
-    auto boolean = [&out](bool v) { out += v ? "true" : "false"; };
-    auto number = [&out](const char* name, double v) { rath::detail::append_json_value(out, json::value(finite(name, v))); };
-    if (r.tool_choice) {
-        key("tool_choice");
-        rath::detail::append_json_value(out, *r.tool_choice);
-    }
-    if (r.parallel_tool_calls) {
-        key("parallel_tool_calls");
-        boolean(*r.parallel_tool_calls);
-    }
-    if (r.response_format) {
-        key("response_format");
-        rath::detail::append_json_value(out, *r.response_format);
-    }
-    if (r.temperature) {
-        key("temperature");
-        number("temperature", *r.temperature);
-    }
-    if (r.top_p) {
-        key("top_p");
-        number("top_p", *r.top_p);
-    }
-    if (r.max_completion_tokens) {
-        key("max_completion_tokens");
-        integer(*r.max_completion_tokens);
-    }
-    if (r.max_tokens) {
-        key("max_tokens");
-        integer(*r.max_tokens);
-    }
-    if (r.stop) {
-        key("stop");
-        if (auto* one = std::get_if<std::string>(&*r.stop)) {
-            append_json_string(out, *one);
-        } else {
-            out += '[';
-            bool first = true;
-            for (const auto& x : std::get<std::vector<std::string>>(*r.stop)) {
-                if (!first) out += ',';
-                first = false;
-                append_json_string(out, x);
+        if constexpr (std::is_same_v<T, bool>) {
+            out += value ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+            char buf[24];
+            out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+        } else if constexpr (std::is_same_v<T, double>) {
+            rath::detail::append_json_value(out, json::value(value));  // Boost.JSON's shortest form
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            append_json_string(out, value);
+        } else if constexpr (std::is_same_v<T, StopSequences>) {
+            if (auto* one = std::get_if<std::string>(&value)) {
+                append_json_string(out, *one);
+            } else {
+                out += '[';
+                bool first = true;
+                for (const auto& x : std::get<std::vector<std::string>>(value)) {
+                    if (!first) out += ',';
+                    first = false;
+                    append_json_string(out, x);
+                }
+                out += ']';
             }
-            out += ']';
+        } else {
+            rath::detail::append_json_value(out, value);  // json::value or json::object
         }
-    }
-    if (r.n) {
-        key("n");
-        integer(*r.n);
-    }
-    if (r.seed) {
-        key("seed");
-        integer(*r.seed);
-    }
-    if (r.frequency_penalty) {
-        key("frequency_penalty");
-        number("frequency_penalty", *r.frequency_penalty);
-    }
-    if (r.presence_penalty) {
-        key("presence_penalty");
-        number("presence_penalty", *r.presence_penalty);
-    }
-    if (r.logit_bias) {
-        key("logit_bias");
-        rath::detail::append_json_value(out, *r.logit_bias);
-    }
-    if (r.logprobs) {
-        key("logprobs");
-        boolean(*r.logprobs);
-    }
-    if (r.top_logprobs) {
-        key("top_logprobs");
-        integer(*r.top_logprobs);
-    }
-    if (r.reasoning_effort) {
-        key("reasoning_effort");
-        append_json_string(out, *r.reasoning_effort);
-    }
-    if (r.verbosity) {
-        key("verbosity");
-        append_json_string(out, *r.verbosity);
-    }
-    if (r.metadata) {
-        key("metadata");
-        rath::detail::append_json_value(out, *r.metadata);
-    }
-    if (r.user) {
-        key("user");
-        append_json_string(out, *r.user);
-    }
-    if (r.store) {
-        key("store");
-        boolean(*r.store);
-    }
-    if (r.service_tier) {
-        key("service_tier");
-        append_json_string(out, *r.service_tier);
-    }
-    key("stream");
-    boolean(stream);
+    });
+    out += ",\"stream\":";
+    out += stream ? "true" : "false";
     if (stream) out += ",\"stream_options\":{\"include_usage\":true}";
     out += '}';
 }
