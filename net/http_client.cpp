@@ -316,13 +316,7 @@ bool is_token_char(char c) {
     }
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
+using detail::iequals;
 
 // Names only: header values may be secrets.
 void validate_header(const HttpHeader& h, const std::string& url) {

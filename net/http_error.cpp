@@ -1,7 +1,8 @@
 #include <rath/net/http.hpp>
 #include <rath/net/http_error.hpp>
 
-#include <cctype>
+#include "net/url.hpp"
+
 #include <cstdint>
 #include <cstring>
 
@@ -21,13 +22,6 @@ std::string_view to_string(HttpErrorKind kind) noexcept {
 }
 
 namespace {
-bool same_name(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-    return true;
-}
-
 std::uint32_t read_length(const char* p) noexcept {
     std::uint32_t n;
     std::memcpy(&n, p, sizeof n);
@@ -64,7 +58,7 @@ HttpHeaders::const_iterator& HttpHeaders::const_iterator::operator++() noexcept 
 
 std::optional<std::string_view> HttpHeaders::find(std::string_view name) const noexcept {
     for (const Field f : *this)
-        if (same_name(f.name, name)) return f.value;
+        if (detail::iequals(f.name, name)) return f.value;
     return std::nullopt;
 }
 

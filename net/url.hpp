@@ -41,6 +41,9 @@ bool no_proxy_matches(std::string_view no_proxy, const Target& target);
 
 std::string base64_encode(std::string_view in);
 
+// ASCII case-insensitive equality (header names).
+bool iequals(std::string_view a, std::string_view b) noexcept;
+
 // Trimmed environment variable, nullopt when unset or blank.
 std::optional<std::string> env_value(const char* name);
 
