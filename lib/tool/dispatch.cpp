@@ -80,10 +80,9 @@ std::pair<std::string, std::string> describe_exception(std::exception_ptr e) {
 namespace {
 // Tool group + ("unsafe") or ("safe", key...); \x1f separates parts so that no key
 // text can forge another lane.
-// `extra`: room to reserve for what the caller appends.
-std::string base_lane(const FlowToolCall& tool, const ResourceKey& key, std::size_t extra = 0) {
+std::string base_lane(const FlowToolCall& tool, const ResourceKey& key) {
     std::string lane = tool.lane_group();
-    std::size_t size = lane.size() + 7 + extra;
+    std::size_t size = lane.size() + 7;
     for (auto& k : key) size += k.size() + 1;
     lane.reserve(size);
     auto add = [&](std::string_view part) {
@@ -189,10 +188,14 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     //    even while its sandbox is being opened lazily), then the sandbox's lane (two
     //    sessions sharing a sandbox take turns). Always in that order: no cycles.
     //    Parallel-safe tools are laned per session too (see lane_key).
-    const bool per_session = tool->sandbox_scoped() || tool->parallel_safe();
-    std::string base = base_lane(*tool, key, per_session ? 9 + session.id().size() : 0);
-    std::string outer = base;
-    if (per_session) outer.append("\x1fsession:").append(session.id());
+    std::string base = base_lane(*tool, key);
+    std::string outer;
+    if (tool->sandbox_scoped() || tool->parallel_safe()) {
+        outer.reserve(base.size() + 9 + session.id().size());
+        outer.append(base).append("\x1fsession:").append(session.id());
+    } else {
+        outer = base;
+    }
     auto op = scoped_call(rt, tool, session, std::move(args), std::move(base));
     return finish(rt.strands().async_run(outer, std::move(op)));
 }
