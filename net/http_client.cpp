@@ -481,6 +481,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         const std::uint16_t port = px ? px->port : t.port;
         const auto connect_deadline = expiry(deadline, options.connect_timeout);
         auto c = std::make_unique<Connection>(runtime.executor());
+        c->head.reserve(256);  // an LLM request's head (~200 bytes) in one block, not four
         std::vector<tcp::endpoint> endpoints;
         if (host_is_ip) {
             endpoints.emplace_back(asio::ip::make_address(host), port);
@@ -590,11 +591,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         head.append("\r\n"sv);
     }
 
+    // One exchange's state. The response is the caller's own slot: a parked request
+    // holds no second copy of it, and the error is a pointer, not an inline HttpError.
     struct Exchange {
-        HttpResponse response;
+        explicit Exchange(HttpResponse& r) : response(r) {}
+        HttpResponse& response;
         bool any_byte = false;  // a response byte arrived (then never re-send)
         bool reusable = false;
-        std::optional<HttpError> error;
+        std::exception_ptr error;                           // an HttpError
+        HttpErrorKind error_kind = HttpErrorKind::closed;  // its kind
     };
 
     // Records a transport failure of this exchange as its typed error.
@@ -603,7 +608,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         try {
             fail_io(ec, t, phase, deadline, options.read_timeout);
         } catch (const HttpError& e) {
-            x.error = e;
+            x.error = std::current_exception();
+            x.error_kind = e.kind();
         }
     }
 
@@ -746,10 +752,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         }
     }
 
-    // `r` and `sink` are borrowed: the callers below keep them alive until this
+    // `r`, `sink` and `out` are borrowed: the callers keep them alive until this
     // coroutine finishes.
-    static asio::awaitable<HttpResponse> run(std::shared_ptr<Impl> self, const HttpRequest& r,
-                                             const std::function<void(std::string_view)>* sink) {
+    static asio::awaitable<void> run(std::shared_ptr<Impl> self, const HttpRequest& r,
+                                     const std::function<void(std::string_view)>* sink, HttpResponse& out) {
         const std::shared_ptr<const Route> route = self->route_for(r.url);
         const detail::Target& t = route->target;
         validate_request(r, t.redacted);
@@ -777,7 +783,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
             Connection& c = *lease.conn;
             self->build_head(c.head, r, t, px);
-            Exchange x;
+            Exchange x(out);
             if (c.tls) {
                 if (co_await self->send(*c.tls, c, r, t, deadline, x))
                     co_await self->receive(*c.tls, c, r, t, deadline, sink, x);
@@ -788,15 +794,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             if (x.error) {
                 // A kept-alive connection the server had already closed: nothing of the
                 // response arrived, so the request is re-sent once on a new connection.
-                if (lease.reused && attempt == 0 && !x.any_byte && x.error->kind() == HttpErrorKind::closed) {
+                if (lease.reused && attempt == 0 && !x.any_byte && x.error_kind == HttpErrorKind::closed) {
                     self->stale_retries.fetch_add(1, std::memory_order_relaxed);
                     continue;  // the lease's destructor frees the dead connection's slot
                 }
-                throw *x.error;
+                std::rethrow_exception(x.error);
             }
             // Leftover bytes after a complete response would desynchronise the next one.
             if (x.reusable && c.buffer.size() == 0) lease.release();
-            co_return std::move(x.response);
+            co_return;
         }
     }
 
@@ -862,24 +868,27 @@ HttpClient::HttpClient(HttpClientOptions options)
 HttpClient::HttpClient(rath::async::Runtime& runtime, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(runtime, std::move(options))) {}
 
-// The owning forms keep `request` in their own frame and borrow it to the view forms.
+// The owning forms keep `request` and the response in their own frame.
 asio::awaitable<HttpResponse> HttpClient::async_request(HttpRequest request) {
-    co_return co_await async_request_view(request);
+    HttpResponse out;
+    co_await async_request_into(request, out);
+    co_return out;
 }
 
 asio::awaitable<HttpResponse> HttpClient::async_stream(HttpRequest request, std::function<void(std::string_view)> on_body) {
-    co_return co_await async_stream_view(request, std::move(on_body));
+    HttpResponse out;
+    co_await async_stream_into(request, on_body, out);
+    co_return out;
 }
 
-asio::awaitable<HttpResponse> HttpClient::async_request_view(const HttpRequest& request) {
-    return Impl::run(impl_, request, nullptr);
+asio::awaitable<void> HttpClient::async_request_into(const HttpRequest& request, HttpResponse& response) {
+    return Impl::run(impl_, request, nullptr, response);
 }
 
-asio::awaitable<HttpResponse> HttpClient::async_stream_view(const HttpRequest& request,
-                                                            std::function<void(std::string_view)> on_body) {
-    auto self = impl_;
-    const auto* sink = on_body ? &on_body : nullptr;
-    co_return co_await Impl::run(std::move(self), request, sink);  // `on_body` lives in this frame
+asio::awaitable<void> HttpClient::async_stream_into(const HttpRequest& request,
+                                                    const std::function<void(std::string_view)>& on_body,
+                                                    HttpResponse& response) {
+    return Impl::run(impl_, request, on_body ? &on_body : nullptr, response);
 }
 
 HttpResponse HttpClient::request(HttpRequest request) {

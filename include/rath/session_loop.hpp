@@ -43,6 +43,10 @@ public:
     virtual boost::asio::awaitable<llm::ChatResponse> async_complete_borrowed(const llm::ChatRequest& request) {
         return async_complete(request);
     }
+    // What the loop actually awaits: the borrowed call with the response written into
+    // `out`, the loop's own slot (so no frame below it holds a second response while
+    // the session waits). The default assigns async_complete_borrowed's result.
+    virtual boost::asio::awaitable<void> async_complete_into(const llm::ChatRequest& request, llm::ChatResponse& out);
     // The serialized tool-result body for one call (never throws for tool faults:
     // those become error payloads).
     virtual boost::asio::awaitable<std::string> async_dispatch_tool(Session out,

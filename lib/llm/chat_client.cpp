@@ -10,6 +10,20 @@ boost::asio::awaitable<ChatResponse> ChatClient::async_stream(ChatRequest, Delta
     co_return ChatResponse{};
 }
 
+boost::asio::awaitable<void> detail::async_assign(boost::asio::awaitable<ChatResponse> op, ChatResponse& out) {
+    out = co_await std::move(op);
+}
+
+// The borrowed call starts here, while `request` is alive; only its awaitable travels on.
+boost::asio::awaitable<void> ChatClient::async_complete_into(const ChatRequest& request, ChatResponse& out) {
+    return detail::async_assign(async_complete_borrowed(request), out);
+}
+
+boost::asio::awaitable<void> ChatClient::async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
+                                                           ChatResponse& out) {
+    return detail::async_assign(async_stream_borrowed(request, std::move(on_delta)), out);
+}
+
 rath::async::Runtime& ChatClient::runtime() const noexcept {
     return runtime_ ? *runtime_ : rath::async::Runtime::default_runtime();
 }

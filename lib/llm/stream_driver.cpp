@@ -56,7 +56,7 @@ struct StreamState {
 
 }  // namespace
 
-boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta) {
+boost::asio::awaitable<void> async_run_stream_into(StreamCall call, DeltaCallback on_delta, ChatResponse& out) {
     const RetryOptions& retry = *call.retry;
     const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
     for (int k = 1;; ++k) {
@@ -68,9 +68,10 @@ boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCall
             std::function<void(std::string_view)> sink = [&st](std::string_view bytes) { st.feed(bytes); };
             try {
                 co_await async_send_stream(*call.http, call.request, call.provider, call.secret, call.timeout_seconds,
-                                           std::move(sink));
+                                           sink);
                 st.finish(call.provider);
-                co_return st.acc.result();
+                out = st.acc.result();
+                co_return;
             } catch (ProviderError& e) {
                 st.attach_partial(e);
                 err = std::current_exception();
@@ -85,6 +86,12 @@ boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCall
         if (!delay) std::rethrow_exception(err);
         co_await retry_sleep(retry, *delay);
     }
+}
+
+boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta) {
+    ChatResponse out;
+    co_await async_run_stream_into(std::move(call), std::move(on_delta), out);
+    co_return out;
 }
 
 }  // namespace rath::llm::detail

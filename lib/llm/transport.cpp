@@ -271,9 +271,9 @@ void throw_if_error_status(std::string_view provider, const net::HttpResponse& r
     throw_status_error(std::move(info));
 }
 
-boost::asio::awaitable<net::HttpResponse> start_send(net::HttpClient& http, const net::HttpRequest& request,
-                                                     std::optional<double> timeout_seconds) {
-    return maybe_timeout(http.async_request_view(request), timeout_seconds);
+boost::asio::awaitable<void> start_send(net::HttpClient& http, const net::HttpRequest& request,
+                                        std::optional<double> timeout_seconds, net::HttpResponse& response) {
+    return maybe_timeout(http.async_request_into(request, response), timeout_seconds);
 }
 
 std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret) {
@@ -298,10 +298,10 @@ std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provide
 boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request,
                                                std::string_view provider, std::string_view secret,
                                                std::optional<double> timeout_seconds,
-                                               std::function<void(std::string_view)> on_body) {
+                                               const std::function<void(std::string_view)>& on_body) {
     net::HttpResponse resp;
     try {
-        resp = co_await maybe_timeout(http.async_stream_view(request, std::move(on_body)), timeout_seconds);
+        co_await maybe_timeout(http.async_stream_into(request, on_body, resp), timeout_seconds);
     } catch (...) {
         std::rethrow_exception(map_send_error(std::current_exception(), provider, secret));
     }

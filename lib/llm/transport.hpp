@@ -69,13 +69,28 @@ std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options);
 template <class T>
 boost::asio::awaitable<T> fail_later(std::exception_ptr e) {
     std::rethrow_exception(e);
-    co_return T{};  // unreachable; makes this a coroutine
+    if constexpr (std::is_void_v<T>)
+        co_return;  // unreachable; makes this a coroutine
+    else
+        co_return T{};
 }
 
-// One attempt: the response, whatever its status. Not a coroutine: without a timeout
-// it is the HTTP client's own operation. `request` is borrowed.
-boost::asio::awaitable<net::HttpResponse> start_send(net::HttpClient& http, const net::HttpRequest& request,
-                                                     std::optional<double> timeout_seconds);
+// Runs `start` (which prepares a request and returns the call's awaitable) now; an
+// exception it throws is delivered when the result is awaited, like any other failure.
+template <class T, class Start>
+boost::asio::awaitable<T> start_or_fail(Start&& start) {
+    try {
+        return std::forward<Start>(start)();
+    } catch (...) {
+        return fail_later<T>(std::current_exception());
+    }
+}
+
+// One attempt: the response, whatever its status, into `response`. Not a coroutine:
+// without a timeout it is the HTTP client's own operation. `request` and `response`
+// are borrowed.
+boost::asio::awaitable<void> start_send(net::HttpClient& http, const net::HttpRequest& request,
+                                        std::optional<double> timeout_seconds, net::HttpResponse& response);
 // The typed error for a failed attempt: transport failures become ProviderConnectionError /
 // ProviderTimeoutError (key scrubbed); anything else is returned unchanged.
 std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret);
@@ -83,23 +98,27 @@ std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provide
 void throw_if_error_status(std::string_view provider, const net::HttpResponse& response, std::string_view secret);
 
 // The whole-body call of every client: send `request` (owned here, re-sent on each
-// attempt) under the retry policy and turn a 2xx response into T with `parse`.
+// attempt) under the retry policy and turn a 2xx response into `out` with `parse`.
 // `provider`, `secret` and `retry` are borrowed from the client, which outlives the
-// awaitable as `http` does (a parked request then holds no copy of the key).
+// awaitable as `http` does (a parked request then holds no copy of the key); `out` is
+// borrowed from the caller, so the frame a parked request keeps has no result slot.
 // The retry loop is written out here rather than built on async_retry_with_backoff:
 // one coroutine frame per request instead of four (retry, its std::function, the
 // attempt lambda, the send), which is what a parked session holds.
 template <class T>
-boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string_view provider,
-                                            std::string_view secret, std::optional<double> timeout_seconds,
-                                            const RetryOptions& retry, T (*parse)(net::HttpResponse&)) {
+boost::asio::awaitable<void> async_send_parsed_into(net::HttpClient& http, net::HttpRequest request,
+                                                    std::string_view provider, std::string_view secret,
+                                                    std::optional<double> timeout_seconds, const RetryOptions& retry,
+                                                    T (*parse)(net::HttpResponse&), T& out) {
     const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
+    net::HttpResponse resp;
     for (int k = 1;; ++k) {
         std::exception_ptr err{};
         try {
-            net::HttpResponse resp = co_await start_send(http, request, timeout_seconds);
+            co_await start_send(http, request, timeout_seconds, resp);
             throw_if_error_status(provider, resp, secret);
-            co_return parse(resp);  // may take the body: the response is not read again
+            out = parse(resp);  // may take the body: the response is not read again
+            co_return;
         } catch (...) {
             err = map_send_error(std::current_exception(), provider, secret);
         }
@@ -110,11 +129,21 @@ boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequ
     }
 }
 
+// The same, returning the parsed value (callers that keep no result slot of their own).
+template <class T>
+boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string_view provider,
+                                            std::string_view secret, std::optional<double> timeout_seconds,
+                                            const RetryOptions& retry, T (*parse)(net::HttpResponse&)) {
+    T out{};
+    co_await async_send_parsed_into<T>(http, std::move(request), provider, secret, timeout_seconds, retry, parse, out);
+    co_return out;
+}
+
 // A stream exchange: bytes go to `on_body`; throws typed errors. Errors thrown
 // after `delivered` became non-zero are marked non-retryable by the caller.
 boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net::HttpRequest& request,
                                                std::string_view provider, std::string_view secret,
                                                std::optional<double> timeout_seconds,
-                                               std::function<void(std::string_view)> on_body);
+                                               const std::function<void(std::string_view)>& on_body);
 
 }  // namespace rath::llm::detail

@@ -67,13 +67,22 @@ public:
     }
     asio::awaitable<llm::ChatResponse> async_complete_borrowed(const llm::ChatRequest& request) override {
         if (!on_event_) return client_->async_complete_borrowed(request);
-        if (!client_->supports_streaming())
-            throw ProviderConfigError("on_event requires an async streaming client; provider_kind='" +
-                                           std::string(client_->kind()) + "' does not expose async_stream");
+        require_streaming();
         return client_->async_stream_borrowed(request, on_event_);
+    }
+    asio::awaitable<void> async_complete_into(const llm::ChatRequest& request, llm::ChatResponse& out) override {
+        if (!on_event_) return client_->async_complete_into(request, out);
+        require_streaming();
+        return client_->async_stream_into(request, on_event_, out);
     }
 
 private:
+    void require_streaming() const {
+        if (!client_->supports_streaming())
+            throw ProviderConfigError("on_event requires an async streaming client; provider_kind='" +
+                                      std::string(client_->kind()) + "' does not expose async_stream");
+    }
+
     std::shared_ptr<llm::ChatClient> client_;
     StreamCallback on_event_;
 };
@@ -234,12 +243,13 @@ std::shared_ptr<const std::vector<llm::Message>> shared_head(const ChunkTable& a
     return head;
 }
 
-// One round's request (agent rows, then the conversation) handed to the executor.
-// The conversation is lent to the request for the call and moved back afterwards,
-// thrown or not: the executor borrows the request only until it returns.
-asio::awaitable<llm::ChatResponse> start_round(LoopExecutor& exec, const std::vector<llm::Message>& head,
-                                               std::vector<llm::Message>& convo, const llm::ToolList& schemas,
-                                               const llm::Provider& provider) {
+// One round's request (agent rows, then the conversation) handed to the executor,
+// which writes the answer into `out`. The conversation is lent to the request for the
+// call and moved back afterwards, thrown or not: the executor borrows the request only
+// until it returns.
+asio::awaitable<void> start_round(LoopExecutor& exec, const std::vector<llm::Message>& head,
+                                  std::vector<llm::Message>& convo, const llm::ToolList& schemas,
+                                  const llm::Provider& provider, llm::ChatResponse& out) {
     llm::ChatRequest req = make_chat_request({}, schemas, provider, "auto");
     req.messages.reserve(head.size() + convo.size());
     req.messages.insert(req.messages.end(), head.begin(), head.end());
@@ -253,7 +263,7 @@ asio::awaitable<llm::ChatResponse> start_round(LoopExecutor& exec, const std::ve
             for (std::size_t i = 0; i < convo.size(); ++i) convo[i] = std::move(lent[head + i]);
         }
     } give_back{convo, req.messages, head.size()};
-    return exec.async_complete_borrowed(req);
+    return exec.async_complete_into(req, out);
 }
 
 // Fires once, on the first crossing of the cap (§2.7).
@@ -362,8 +372,9 @@ asio::awaitable<persistence::AsyncSessionWriter> open_writer(const LoopState& st
     co_return co_await persistence::AsyncSessionWriter::async_open(st.out, std::move(wo));
 }
 
-// Queues rows [from, end) on the session's writer, in order.
-asio::awaitable<void> persist_rows(persistence::AsyncSessionWriter& writer, ChunkTable rows, std::size_t from) {
+// Queues rows [from, end) on the session's writer, in order. `rows` is the loop's own
+// table, which does not change while this runs (no copy of it in the loop's frame).
+asio::awaitable<void> persist_rows(persistence::AsyncSessionWriter& writer, const ChunkTable& rows, std::size_t from) {
     for (std::size_t i = from; i < rows.size(); ++i) co_await writer.async_enqueue_chunk(i, rows[i]);
 }
 
@@ -391,9 +402,10 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopState> st) {
         if (writer) co_await persist_rows(*writer, run.rows, 0);
         prepare_messages(run, *st);
         bool finished = false;
+        llm::ChatResponse resp;  // each round's answer, written in place by the executor
         for (int round = 0; round < opt.max_tool_rounds && !finished; ++round) {
             // The request is built by a plain function: it never occupies this frame.
-            llm::ChatResponse resp = co_await start_round(*run.exec, *run.head, run.convo, run.schemas, opt.provider);
+            co_await start_round(*run.exec, *run.head, run.convo, run.schemas, opt.provider, resp);
             absorb_usage(st->out, opt.provider, resp.usage);
             const llm::ChatChoice& choice = resp.primary_choice();
             std::size_t mark = run.rows.size();
@@ -450,6 +462,10 @@ Session make_output(const Session& user, const Session& agent) {
 }
 
 }  // namespace
+
+asio::awaitable<void> LoopExecutor::async_complete_into(const llm::ChatRequest& request, llm::ChatResponse& out) {
+    return llm::detail::async_assign(async_complete_borrowed(request), out);  // started while `request` lives
+}
 
 asio::awaitable<std::string> LoopExecutor::async_dispatch_tool(Session out, std::shared_ptr<tool::FlowToolCall> tool,
                                                                json::object arguments) {

@@ -106,6 +106,70 @@ TEST_CASE("a borrowed request may be destroyed once the call returns, before the
     CHECK(json::parse(reqs[1].body).at("messages") == json::parse(R"([{"role":"user","content":"hello"}])"));
 }
 
+TEST_CASE("the into calls write the answer into the caller's response, replacing what it held") {
+    Fixture f;
+    LoopbackServer server([](const RecordedRequest& r, int) {
+        if (r.target == "/v1/messages") {
+            if (r.body.find("\"stream\":true") != std::string::npos)
+                return Reply::sse("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m2\",\"model\":\"c\",\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\n"
+                                  "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                                  "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"b\"}}\n\n"
+                                  "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n"
+                                  "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+            return Reply::json(200, R"({"id":"m","model":"c","content":[{"type":"text","text":"a"}],"stop_reason":"end_turn"})");
+        }
+        if (r.body.find("\"stream\":true") != std::string::npos) return Reply::sse(openai_stream({"st", "ream"}));
+        return Reply::json(200, openai_text_body("pong"));
+    });
+    OpenAIChatClient o(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
+    AnthropicChatClient a(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "c"}, f.options());
+    ScriptedChatClient scripted;
+    scripted.push(ScriptedReply::text("hello"));
+    auto into = [&](ChatClient& c, bool stream) {
+        ChatResponse out;
+        out.id = "stale";
+        out.usage = rath::llm::TokenUsage{.prompt_tokens = 99, .completion_tokens = 99, .total_tokens = 198};
+        std::vector<std::string> deltas;
+        std::optional<ChatRequest> req = hello();
+        auto op = stream ? c.async_stream_into(*req, [&](const StreamDelta& d) { if (d.content_delta) deltas.push_back(*d.content_delta); }, out)
+                         : c.async_complete_into(*req, out);
+        req.reset();  // borrowed only until the call returns
+        rath::async::block_on(f.rt, std::move(op));
+        CHECK(out.id != "stale");
+        return std::pair{out, deltas};
+    };
+    auto [r1, d1] = into(o, false);
+    CHECK(r1.primary_choice().message.content == "pong");
+    CHECK(r1.usage->total_tokens == 5);
+    auto [r2, d2] = into(o, true);
+    CHECK(r2.primary_choice().message.content == "stream");
+    CHECK(d2 == std::vector<std::string>{"st", "ream"});
+    CHECK(!r2.usage);  // the stale usage is gone: the whole response was replaced
+    auto [r3, d3] = into(a, false);
+    CHECK(r3.primary_choice().message.content == "a");
+    auto [r4, d4] = into(a, true);
+    CHECK(r4.primary_choice().message.content == "b");
+    CHECK(d4 == std::vector<std::string>{"b"});
+    // A client without its own into calls (the default: assign the borrowed call's result).
+    auto [r5, d5] = into(scripted, false);
+    CHECK(r5.primary_choice().message.content == "hello");
+}
+
+TEST_CASE("an into call reports a failure at the await and a bad request before anything is sent") {
+    Fixture f;
+    LoopbackServer server([](const RecordedRequest&, int) {
+        return Reply::json(400, R"({"error":{"message":"bad thing","type":"invalid_request_error"}})");
+    });
+    OpenAIChatClient o(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
+    ChatResponse out;
+    CHECK_THROWS_AS(rath::async::block_on(f.rt, o.async_complete_into(hello(), out)), rath::BadRequestError);
+    CHECK(server.requests().size() == 1);
+    OpenAIChatClient no_model(Provider{.base_url = server.url("/v1"), .api_key = secret_key}, f.options());
+    auto op = no_model.async_complete_into(hello(), out);  // the preparation error waits for the await
+    CHECK_THROWS_AS(rath::async::block_on(f.rt, std::move(op)), rath::ProviderConfigError);
+    CHECK(server.requests().size() == 1);
+}
+
 TEST_CASE("extra_headers override the client's constant headers and organization and project headers are sent") {
     Fixture f;
     rath::test::EnvGuard g({{"OPENAI_ORG_ID", "org-1"}, {"OPENAI_PROJECT_ID", "proj-2"}});

@@ -400,6 +400,28 @@ TEST_CASE("requests that share a tool list share its encoding") {
     CHECK(*p1.parts[0] == R"([{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}])");
 }
 
+TEST_CASE("requests with the same settings share one tail string and other settings get their own") {
+    ChatRequest r1{.messages = {Message::user("1")}, .tool_choice = json::value("auto")};
+    ChatRequest r2{.messages = {Message::user("2")}, .tool_choice = json::value("auto")};
+    ChatRequest r3{.messages = {Message::user("3")}, .seed = 7};
+    auto p1 = openai::build_chat_body_parts(r1, "m", false);
+    auto p2 = openai::build_chat_body_parts(r2, "m", false);
+    auto p3 = openai::build_chat_body_parts(r3, "m", false);
+    auto p4 = openai::build_chat_body_parts(r1, "m", true);
+    REQUIRE(p1.parts.size() == 1);
+    CHECK(p1.parts[0].get() == p2.parts[0].get());
+    CHECK(*p1.parts[0] == R"(,"tool_choice":"auto","stream":false})");
+    CHECK(*p3.parts[0] == R"(,"seed":7,"stream":false})");
+    CHECK(*p4.parts[0] == R"(,"tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}})");
+    // Many different tails in a row: each request still gets its own bytes.
+    for (int i = 0; i < 20; ++i) {
+        ChatRequest r{.messages = {Message::user("x")}, .max_tokens = i + 1};
+        auto p = openai::build_chat_body_parts(r, "m", false);
+        CHECK(*p.parts[0] == R"(,"max_tokens":)" + std::to_string(i + 1) + R"(,"stream":false})");
+    }
+    CHECK(*p1.parts[0] == R"(,"tool_choice":"auto","stream":false})");  // a shared tail never changes
+}
+
 TEST_CASE("a chunk mapper whose delta callback maps another stream on the same thread keeps both documents intact") {
     // The outer chunk's tool call is emitted after its content; by then the inner mapper
     // has parsed its own chunk, which must not land in the outer mapper's document.

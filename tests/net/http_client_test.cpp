@@ -173,6 +173,31 @@ TEST_CASE("sequential requests reuse one keep-alive connection") {
     CHECK(client.stats().connections_reused == 9);
 }
 
+TEST_CASE("the into forms fill the caller's response and replace what it held") {
+    TestServer server(echo);
+    HttpClient client(runtime());
+    HttpRequest req{.method = "POST", .url = server.url("/into"), .body = "abc"};
+    HttpResponse out;
+    out.status = 599;
+    out.body = std::string(10'000, 'x');
+    out.headers.add("X-Stale", "1");
+    rath::async::block_on(runtime(), client.async_request_into(req, out));
+    CHECK(out.status == 200);
+    CHECK(!out.header("X-Stale"));
+    auto echoed = boost::json::parse(out.body).as_object();
+    CHECK(echoed.at("target") == "/into");
+    CHECK(echoed.at("body") == "abc");
+    // The streaming form: body bytes go to on_body, the response keeps status and headers.
+    std::string streamed;
+    std::function<void(std::string_view)> on_body = [&](std::string_view b) { streamed += b; };
+    rath::async::block_on(runtime(), client.async_stream_into(req, on_body, out));
+    CHECK(out.status == 200);
+    CHECK(out.body.empty());
+    CHECK(out.header("Content-Type") == "application/json");
+    CHECK(boost::json::parse(streamed).at("body") == "abc");
+    CHECK(client.stats().connections_opened == 1);
+}
+
 TEST_CASE("concurrent requests beyond the pool cap queue instead of opening sockets") {
     TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
         co_await c.sleep(std::chrono::milliseconds(2));

@@ -12,6 +12,10 @@ class HeaderBlock;
 
 namespace rath::llm {
 
+namespace detail {
+struct StreamCall;
+}
+
 inline constexpr const char* anthropic_version = "2023-06-01";
 inline constexpr std::int64_t anthropic_default_max_tokens = 4096;
 
@@ -29,11 +33,19 @@ public:
     boost::asio::awaitable<ChatResponse> async_complete_borrowed(const ChatRequest& request) override;
     boost::asio::awaitable<ChatResponse> async_stream_borrowed(const ChatRequest& request,
                                                                DeltaCallback on_delta) override;
+    boost::asio::awaitable<void> async_complete_into(const ChatRequest& request, ChatResponse& out) override;
+    boost::asio::awaitable<void> async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
+                                                   ChatResponse& out) override;
 
     const std::string& base_url() const noexcept { return base_url_; }
     std::string resolve_model(const ChatRequest& request) const;
 
 private:
+    // The HTTP request of one call (a JSON or an SSE answer); sets its timeout and model.
+    rath::net::HttpRequest http_request(const ChatRequest& request, bool stream, std::optional<double>& timeout,
+                                        std::string& model) const;
+    detail::StreamCall stream_call(const ChatRequest& request) const;
+
     Provider provider_{};
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};

@@ -19,6 +19,11 @@
 
 namespace rath::llm {
 
+namespace detail {
+// Awaits `op` and assigns its result to `out` (the default of the *_into calls).
+boost::asio::awaitable<void> async_assign(boost::asio::awaitable<ChatResponse> op, ChatResponse& out);
+}  // namespace detail
+
 using DeltaCallback = std::function<void(const StreamDelta&)>;
 
 struct ChatClientOptions {
@@ -61,6 +66,14 @@ public:
                                                                        DeltaCallback on_delta) {
         return async_stream(request, std::move(on_delta));
     }
+    // The borrowed calls again, with the response written into `out` (overwritten; left
+    // unspecified when the call fails), which must outlive the awaitable. A caller that
+    // keeps its own response slot (the agent loop) then holds no second one in the
+    // client's frames while it waits. The defaults assign the borrowed calls' result;
+    // the OpenAI and Anthropic clients write it in place.
+    virtual boost::asio::awaitable<void> async_complete_into(const ChatRequest& request, ChatResponse& out);
+    virtual boost::asio::awaitable<void> async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
+                                                           ChatResponse& out);
 
     // Blocking facades (not callable from a runtime thread).
     ChatResponse complete(ChatRequest request);

@@ -13,6 +13,10 @@ class HeaderBlock;
 
 namespace rath::llm {
 
+namespace detail {
+struct StreamCall;
+}
+
 class OpenAIChatClient final : public ChatClient {
 public:
     // Resolves base URL, key (Azure-aware order) and api-version now; throws
@@ -28,6 +32,9 @@ public:
     boost::asio::awaitable<ChatResponse> async_complete_borrowed(const ChatRequest& request) override;
     boost::asio::awaitable<ChatResponse> async_stream_borrowed(const ChatRequest& request,
                                                                DeltaCallback on_delta) override;
+    boost::asio::awaitable<void> async_complete_into(const ChatRequest& request, ChatResponse& out) override;
+    boost::asio::awaitable<void> async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
+                                                   ChatResponse& out) override;
 
     const std::string& base_url() const noexcept { return base_url_; }
     bool is_azure() const noexcept { return azure_; }
@@ -39,6 +46,11 @@ public:
     std::string chat_url(const std::string& model) const;
 
 private:
+    // The HTTP request of one call (a JSON or an SSE answer); sets its timeout and model.
+    rath::net::HttpRequest http_request(const ChatRequest& request, bool stream, std::optional<double>& timeout,
+                                        std::string& model) const;
+    detail::StreamCall stream_call(const ChatRequest& request) const;
+
     Provider provider_{};
     ChatClientOptions options_{};
     std::shared_ptr<rath::net::HttpClient> http_{};

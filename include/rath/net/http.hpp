@@ -173,12 +173,15 @@ public:
     boost::asio::awaitable<HttpResponse> async_stream(HttpRequest request,
                                                       std::function<void(std::string_view)> on_body);
 
-    // The same operations on a borrowed request (no copy): `request` must outlive the
-    // awaited operation — co_await the result at once. Retry loops use these to keep
-    // one request for every attempt.
-    boost::asio::awaitable<HttpResponse> async_request_view(const HttpRequest& request);
-    boost::asio::awaitable<HttpResponse> async_stream_view(const HttpRequest& request,
-                                                           std::function<void(std::string_view)> on_body);
+    // The same operations on a borrowed request, filling a borrowed response: `request`,
+    // `on_body` and `response` must outlive the awaited operation (co_await it at once).
+    // Retry loops use these to keep one request for every attempt, and a caller that
+    // keeps its own response slot holds no second one while the request is in flight.
+    // `response` is overwritten; after a failure its contents are unspecified.
+    boost::asio::awaitable<void> async_request_into(const HttpRequest& request, HttpResponse& response);
+    boost::asio::awaitable<void> async_stream_into(const HttpRequest& request,
+                                                   const std::function<void(std::string_view)>& on_body,
+                                                   HttpResponse& response);
 
     // Sync facade (block_on on the client's runtime); not callable from a runtime thread.
     HttpResponse request(HttpRequest request);

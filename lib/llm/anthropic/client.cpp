@@ -103,41 +103,57 @@ boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatReque
     return async_stream_borrowed(request, std::move(on_delta));
 }
 
+net::HttpRequest AnthropicChatClient::http_request(const ChatRequest& request, bool stream,
+                                                   std::optional<double>& timeout, std::string& model) const {
+    model = resolve_model(request);
+    detail::TransportExtras extras;
+    auto body = anthropic::build_messages_body(request, model, stream, &extras);
+    timeout = extras.timeout_seconds;
+    return make_request(request_url(messages_url_, base_url_, extras), stream ? sse_headers_ : json_headers_, body,
+                        extras);
+}
+
+detail::StreamCall AnthropicChatClient::stream_call(const ChatRequest& request) const {
+    detail::StreamCall call;
+    call.request = http_request(request, true, call.timeout_seconds, call.model);
+    call.http = http_.get();
+    call.provider = "anthropic";
+    call.secret = api_key_;
+    call.retry = &retry_;
+    call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<EventDecoder>(); };
+    return call;
+}
+
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete_borrowed(const ChatRequest& request) {
-    net::HttpRequest req;
-    std::optional<double> timeout;
-    try {
-        const std::string model = resolve_model(request);
-        detail::TransportExtras extras;
-        auto body = anthropic::build_messages_body(request, model, false, &extras);
-        req = make_request(request_url(messages_url_, base_url_, extras), json_headers_, body, extras);
-        timeout = extras.timeout_seconds;
-    } catch (...) {
-        return detail::fail_later<ChatResponse>(std::current_exception());
-    }
-    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout, retry_,
-                                                   &parse_response);
+    return detail::start_or_fail<ChatResponse>([&] {
+        std::optional<double> timeout;
+        std::string model;
+        net::HttpRequest req = http_request(request, false, timeout, model);
+        return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout, retry_,
+                                                       &parse_response);
+    });
+}
+
+boost::asio::awaitable<void> AnthropicChatClient::async_complete_into(const ChatRequest& request, ChatResponse& out) {
+    return detail::start_or_fail<void>([&] {
+        std::optional<double> timeout;
+        std::string model;
+        net::HttpRequest req = http_request(request, false, timeout, model);
+        return detail::async_send_parsed_into<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout,
+                                                            retry_, &parse_response, out);
+    });
 }
 
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream_borrowed(const ChatRequest& request,
                                                                              DeltaCallback on_delta) {
-    detail::StreamCall call;
-    try {
-        const std::string model = resolve_model(request);
-        detail::TransportExtras extras;
-        auto body = anthropic::build_messages_body(request, model, true, &extras);
-        call.http = http_.get();
-        call.request = make_request(request_url(messages_url_, base_url_, extras), sse_headers_, body, extras);
-        call.provider = "anthropic";
-        call.secret = api_key_;
-        call.timeout_seconds = extras.timeout_seconds;
-        call.retry = &retry_;
-        call.model = model;
-        call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<EventDecoder>(); };
-    } catch (...) {
-        return detail::fail_later<ChatResponse>(std::current_exception());
-    }
-    return detail::async_run_stream(std::move(call), std::move(on_delta));
+    return detail::start_or_fail<ChatResponse>(
+        [&] { return detail::async_run_stream(stream_call(request), std::move(on_delta)); });
+}
+
+boost::asio::awaitable<void> AnthropicChatClient::async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
+                                                                    ChatResponse& out) {
+    return detail::start_or_fail<void>(
+        [&] { return detail::async_run_stream_into(stream_call(request), std::move(on_delta), out); });
 }
 
 }  // namespace rath::llm

@@ -124,41 +124,56 @@ boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream(ChatRequest 
     return async_stream_borrowed(request, std::move(on_delta));
 }
 
+net::HttpRequest OpenAIChatClient::http_request(const ChatRequest& request, bool stream, std::optional<double>& timeout,
+                                                std::string& model) const {
+    model = resolve_model(request);
+    detail::TransportExtras extras;
+    openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, stream, &extras);
+    timeout = extras.timeout_seconds;
+    return make_request(chat_url(model), stream ? sse_headers_ : json_headers_, std::move(body), extras);
+}
+
+detail::StreamCall OpenAIChatClient::stream_call(const ChatRequest& request) const {
+    detail::StreamCall call;
+    call.request = http_request(request, true, call.timeout_seconds, call.model);
+    call.http = http_.get();
+    call.provider = "openai";
+    call.secret = api_key_;
+    call.retry = &retry_;
+    call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<ChunkDecoder>(); };
+    return call;
+}
+
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_complete_borrowed(const ChatRequest& request) {
-    net::HttpRequest req;
-    std::optional<double> timeout;
-    try {
-        const std::string model = resolve_model(request);
-        detail::TransportExtras extras;
-        openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, false, &extras);
-        req = make_request(chat_url(model), json_headers_, std::move(body), extras);
-        timeout = extras.timeout_seconds;
-    } catch (...) {
-        return detail::fail_later<ChatResponse>(std::current_exception());
-    }
-    return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "openai", api_key_, timeout, retry_,
-                                                   &parse_response);
+    return detail::start_or_fail<ChatResponse>([&] {
+        std::optional<double> timeout;
+        std::string model;
+        net::HttpRequest req = http_request(request, false, timeout, model);
+        return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "openai", api_key_, timeout, retry_,
+                                                       &parse_response);
+    });
+}
+
+boost::asio::awaitable<void> OpenAIChatClient::async_complete_into(const ChatRequest& request, ChatResponse& out) {
+    return detail::start_or_fail<void>([&] {
+        std::optional<double> timeout;
+        std::string model;
+        net::HttpRequest req = http_request(request, false, timeout, model);
+        return detail::async_send_parsed_into<ChatResponse>(*http_, std::move(req), "openai", api_key_, timeout,
+                                                            retry_, &parse_response, out);
+    });
 }
 
 boost::asio::awaitable<ChatResponse> OpenAIChatClient::async_stream_borrowed(const ChatRequest& request,
                                                                           DeltaCallback on_delta) {
-    detail::StreamCall call;
-    try {
-        const std::string model = resolve_model(request);
-        detail::TransportExtras extras;
-        openai::ChatBodyParts body = openai::build_chat_body_parts(request, model, true, &extras);
-        call.http = http_.get();
-        call.request = make_request(chat_url(model), sse_headers_, std::move(body), extras);
-        call.provider = "openai";
-        call.secret = api_key_;
-        call.timeout_seconds = extras.timeout_seconds;
-        call.retry = &retry_;
-        call.model = model;
-        call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<ChunkDecoder>(); };
-    } catch (...) {
-        return detail::fail_later<ChatResponse>(std::current_exception());
-    }
-    return detail::async_run_stream(std::move(call), std::move(on_delta));
+    return detail::start_or_fail<ChatResponse>(
+        [&] { return detail::async_run_stream(stream_call(request), std::move(on_delta)); });
+}
+
+boost::asio::awaitable<void> OpenAIChatClient::async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
+                                                                 ChatResponse& out) {
+    return detail::start_or_fail<void>(
+        [&] { return detail::async_run_stream_into(stream_call(request), std::move(on_delta), out); });
 }
 
 }  // namespace rath::llm

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <type_traits>
@@ -247,6 +248,24 @@ json::object build_chat_body(const ChatRequest& r, const std::string& model, boo
     return body;
 }
 
+namespace {
+// A body's tail (tool_choice, stream, sampling settings) is the same for nearly every
+// request a program sends, so the few most recent tails of this thread are kept and
+// shared: a request then points at one instead of holding its own copy while it waits.
+std::shared_ptr<const std::string> shared_tail(const std::string& text) {
+    struct Recent {
+        std::array<std::shared_ptr<const std::string>, 4> tails;
+        std::size_t next = 0;
+    };
+    thread_local Recent recent;
+    for (const auto& t : recent.tails)
+        if (t && *t == text) return t;
+    auto t = std::make_shared<const std::string>(text);
+    recent.tails[recent.next++ % recent.tails.size()] = t;
+    return t;
+}
+}  // namespace
+
 ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& model, bool stream,
                                     detail::TransportExtras* transport) {
     // Every node of the two objects lives in one arena, released at once: a body is
@@ -255,9 +274,10 @@ ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& mod
     out.parts.reserve(2);
     if (r.extra_create_args.empty()) {
         // Nothing to merge: the whole body is written as text.
-        auto rest = std::make_shared<std::string>();
-        rest->reserve(96);  // the usual tail ("tool_choice", "stream") in one block
-        write_tail(*rest, r, stream);
+        thread_local std::string tail;
+        tail.clear();
+        write_tail(tail, r, stream);
+        auto rest = shared_tail(tail);
         if (transport) *transport = {};
         write_head(out.head, r, model);
         if (r.tools) {
