@@ -36,6 +36,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <type_traits>
@@ -55,11 +56,18 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr std::size_t scratch_size = 16 * 1024;  // body read size without a Content-Length
-// Streaming chunks: SSE events are small, and a fan-out streams on thousands of
-// connections at once, each holding this buffer.
-constexpr std::size_t stream_chunk_size = 4 * 1024;
+// Plain-TCP responses are read into one buffer per thread, not one per connection: a
+// connection waiting for its answer holds no read buffer (a fan-out parks thousands),
+// and an answer of up to this size arrives in one read.
+constexpr std::size_t thread_read_size = 16 * 1024;
+constexpr std::size_t max_body_reserve = std::size_t{1} << 24;  // what a Content-Length may pre-size
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+char* thread_read_buffer() {
+    thread_local std::unique_ptr<char[]> buffer;
+    if (!buffer) buffer = std::make_unique<char[]>(thread_read_size);
+    return buffer.get();
+}
 
 // The stream on the io_context's own executor rather than beast::tcp_stream's
 // any_io_executor: every operation and timer wait copies the stream's executor into
@@ -75,8 +83,69 @@ struct Connection {
     std::optional<beast::ssl_stream<TcpStream>> tls;
     beast::flat_buffer buffer;          // bytes read but not yet parsed
     std::string head;                   // request head, rebuilt per request in place
-    std::unique_ptr<char[]> scratch;    // streaming body chunks
     Clock::time_point idle_since{};
+};
+
+// A response parser that writes the status and header fields straight into the
+// caller's HttpResponse (Beast's basic_fields would allocate every field) and the body
+// into response.body, or, when streaming, into `pending` for the caller to hand on
+// after each parse (a callback that throws must not unwind through Beast's parser or
+// its composed operations).
+class ResponseParser final : public http::basic_parser<false> {
+public:
+    ResponseParser(HttpResponse& out, bool streaming_wanted) : out_(out), streaming_wanted_(streaming_wanted) {
+        header_limit(64 * 1024);
+        body_limit(boost::none);
+        eager(true);  // a put() goes on from the header into the body
+    }
+    int status() const noexcept { return status_; }
+    bool streaming() const noexcept { return streaming_; }
+    // Body bytes parsed since the last take (streaming only).
+    std::string pending;
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code& ec) override {
+        ec = http::error::bad_method;  // unreachable: this parser reads responses
+    }
+    void on_response_impl(int code, beast::string_view, int, error_code&) override {
+        status_ = code;
+        out_.headers.clear();
+    }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override {
+        if (out_.headers.empty()) out_.headers.reserve(12, 320);  // a typical answer's fields, one block
+        out_.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
+    }
+    void on_header_impl(error_code&) override {
+        streaming_ = streaming_wanted_ && status_ >= 200 && status_ <= 299;
+    }
+    void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
+        if (length && !streaming_) out_.body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*length, max_body_reserve)));
+    }
+    std::size_t on_body_impl(beast::string_view body, error_code&) override {
+        (streaming_ ? pending : out_.body).append(body.data(), body.size());
+        return body.size();
+    }
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code& ec) override {
+        return on_body_impl(body, ec);
+    }
+    void on_finish_impl(error_code&) override {}
+
+    HttpResponse& out_;
+    bool streaming_wanted_;
+    bool streaming_ = false;
+    int status_ = 0;
+};
+
+// A plain-TCP connection waiting for its response to become readable. It stays in its
+// pool's list for the wait; the pool's sweeper cancels the wait once `expiry` passes,
+// so a wait needs no timer of its own.
+struct ReadWait {
+    TcpStream::socket_type* socket = nullptr;
+    Clock::time_point expiry{};
+    bool timed_out = false;  // set by the sweeper (under the pool's mutex) before it cancels
+    ReadWait* prev = nullptr;
+    ReadWait* next = nullptr;
 };
 
 struct Waiter {
@@ -196,6 +265,25 @@ public:
         return open_;
     }
 
+    // A read wait starts (`w` stays put until unwatch) / ends.
+    void watch(ReadWait& w) {
+        std::lock_guard lk(mu_);
+        w.timed_out = false;
+        w.prev = reads_tail_;
+        w.next = nullptr;
+        (reads_tail_ ? reads_tail_->next : reads_head_) = &w;
+        reads_tail_ = &w;
+        arm_locked(w.expiry);
+    }
+    // Returns whether the sweeper timed the wait out.
+    bool unwatch(ReadWait& w) {
+        std::lock_guard lk(mu_);
+        (w.prev ? w.prev->next : reads_head_) = w.next;
+        (w.next ? w.next->prev : reads_tail_) = w.prev;
+        w.prev = w.next = nullptr;
+        return w.timed_out;
+    }
+
 private:
     void expire_locked(Waiter& w, error_code why) {
         if (!w.queued || w.granted || w.failed) return;
@@ -204,9 +292,9 @@ private:
         if (w.wake) w.wake.post(why);
     }
 
-    // Queue deadlines: one timer per pool, armed for the earliest deadline, instead of
-    // one timer per queued request (a fan-out queues thousands). Timer calls happen
-    // under mu_, so they never run concurrently.
+    // Queue deadlines and read-wait expiries: one timer per pool, armed for the earliest
+    // one, instead of a timer per queued request or per read (a fan-out has thousands
+    // of each). Timer calls happen under mu_, so they never run concurrently.
     void arm_locked(Clock::time_point deadline) {
         if (deadline == Clock::time_point::max()) return;
         if (armed_ && deadline >= armed_at_) return;
@@ -230,6 +318,18 @@ private:
                 expire_locked(*w, asio::error::timed_out);
             else
                 next = std::min(next, w->deadline);
+        }
+        for (ReadWait* r = reads_head_; r; r = r->next) {
+            if (r->timed_out) continue;
+            if (r->expiry <= now) {
+                // The waiting coroutine is suspended in its wait (it leaves the list
+                // under mu_ before it touches the socket again): cancelling is safe.
+                r->timed_out = true;
+                error_code ignored;
+                r->socket->cancel(ignored);
+            } else {
+                next = std::min(next, r->expiry);
+            }
         }
         arm_locked(next);
     }
@@ -276,6 +376,8 @@ private:
     std::size_t open_ = 0;  // idle + leased (including ones being opened)
     std::vector<std::unique_ptr<Connection>> idle_;
     std::deque<std::shared_ptr<Waiter>> waiters_;
+    ReadWait* reads_head_ = nullptr;  // plain-TCP read waits, in start order
+    ReadWait* reads_tail_ = nullptr;
     asio::steady_timer sweeper_;
     bool armed_ = false;
     Clock::time_point armed_at_{};
@@ -663,90 +765,99 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         co_return false;
     }
 
+    // Appends bytes to the connection's buffer (a partial header, or bytes after a
+    // complete response).
+    static void keep(Connection& c, const char* data, std::size_t n) {
+        if (n == 0) return;
+        auto room = c.buffer.prepare(n);
+        std::memcpy(room.data(), data, n);
+        c.buffer.commit(n);
+    }
+
     // The response half: status, headers and body into x (or x.error).
     template <class Stream>
-    asio::awaitable<void> receive(Stream& s, Connection& c, const HttpRequest& r, const detail::Target& t,
-                                  Clock::time_point deadline, const std::function<void(std::string_view)>* on_body,
-                                  Exchange& x) {
+    asio::awaitable<void> receive(Stream& s, Connection& c, HostPool& pool, const HttpRequest& r,
+                                  const detail::Target& t, Clock::time_point deadline,
+                                  const std::function<void(std::string_view)>* on_body, Exchange& x) {
+        constexpr bool plain = std::is_same_v<Stream, TcpStream>;
         auto& tcp = c.tcp();
+        x.response.body.clear();
+        x.response.headers.clear();
         for (;;) {  // loops only over interim 1xx responses
-            http::response_parser<http::buffer_body> parser;
-            parser.header_limit(64 * 1024);
-            parser.body_limit(boost::none);
+            ResponseParser parser(x.response, on_body != nullptr);
             if (r.method == "HEAD") parser.skip(true);
-            while (!parser.is_header_done()) {
-                tcp.expires_at(expiry(deadline, options.read_timeout));
-                auto [ec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
-                if (parser.got_some() || c.buffer.size() > 0) x.any_byte = true;
-                if (ec && ec != http::error::need_buffer) {
-                    record_failure(x, ec, t, "reading response header", deadline);
-                    co_return;
-                }
-            }
-            const int status = parser.get().result_int();
-            if (status >= 100 && status < 200 && status != 101) continue;
-            x.response.status = status;
-            auto& headers = x.response.headers;
-            headers.clear();
-            std::size_t fields = 0, bytes = 0;
-            for (const auto& f : parser.get()) {
-                ++fields;
-                bytes += f.name_string().size() + f.value().size();
-            }
-            headers.reserve(fields, bytes);
-            for (const auto& f : parser.get()) headers.add(f.name_string(), f.value());
-
-            const bool stream = on_body && status >= 200 && status <= 299;
-            if (stream && !c.scratch) c.scratch = std::make_unique<char[]>(stream_chunk_size);
-            std::string& body = x.response.body;
-            body.clear();
-            if (!stream) {
-                if (auto len = parser.content_length()) body.reserve(static_cast<std::size_t>(*len));
-            }
             while (!parser.is_done()) {
-                char* dst;
-                std::size_t room;
-                std::size_t old = body.size();
-                if (stream) {
-                    dst = c.scratch.get();
-                    room = stream_chunk_size;
-                } else {
-                    std::size_t want = scratch_size;
-                    if (auto left = parser.content_length_remaining()) want = std::max<std::size_t>(*left, 1);
-                    want = std::min(want, std::size_t{1} << 24);
-                    body.resize(old + want);
-                    dst = body.data() + old;
-                    room = want;
-                }
-                parser.get().body().data = dst;
-                parser.get().body().size = room;
+                const char* phase = parser.is_header_done() ? "reading response body" : "reading response header";
                 error_code ec;
-                bool parsed = false;
+                bool progressed = false;
                 if (c.buffer.size() > 0) {
-                    // Bytes already read (usually the whole body, which came with the
-                    // header) are parsed here: an asynchronous read would find them too,
-                    // but only after posting its completion.
+                    // Bytes already read (the rest of an answer, or a header cut short)
+                    // are parsed before anything is read.
                     const std::size_t used = parser.put(c.buffer.data(), ec);
                     c.buffer.consume(used);
                     if (ec == http::error::need_more) ec = {};
-                    parsed = used > 0 || ec;
+                    progressed = used > 0 || ec;
                 }
-                if (!parsed) {
-                    tcp.expires_at(expiry(deadline, options.read_timeout));
-                    auto [rec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
-                    ec = rec;
+                if (!progressed) {
+                    if (plain && tcp.socket().non_blocking()) {
+                        // Wait until the socket is readable, then read what is there into
+                        // this thread's buffer without blocking: no read buffer is held
+                        // while the answer is awaited, no read is tried before the socket
+                        // is ready, and an answer that fits the buffer comes in one read.
+                        // The pool's sweeper times the wait.
+                        auto& sock = tcp.socket();
+                        ReadWait wait{&sock, expiry(deadline, options.read_timeout)};
+                        pool.watch(wait);
+                        auto [wec] = co_await sock.async_wait(tcp::socket::wait_read, tuple_awaitable);
+                        const bool timed_out = pool.unwatch(wait);
+                        std::size_t n = 0;
+                        if (wec) {
+                            ec = timed_out && wec == asio::error::operation_aborted ? error_code(beast::error::timeout) : wec;
+                        } else {
+                            n = sock.read_some(asio::buffer(thread_read_buffer(), thread_read_size), ec);
+                            if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};  // woken early
+                        }
+                        if (n > 0) {
+                            x.any_byte = true;
+                            const char* data = thread_read_buffer();
+                            if (c.buffer.size() > 0) {
+                                keep(c, data, n);  // completes what is buffered: parsed at the top
+                                continue;
+                            }
+                            std::size_t off = 0;
+                            while (off < n && !parser.is_done()) {
+                                const std::size_t used = parser.put(asio::buffer(data + off, n - off), ec);
+                                off += used;
+                                if (ec == http::error::need_more) ec = {};
+                                if (ec || used == 0) break;
+                            }
+                            if (!ec) keep(c, data + off, n - off);
+                        } else if (ec == asio::error::eof) {
+                            ec = {};
+                            if (parser.got_some())
+                                parser.put_eof(ec);  // ends a body delimited by the close, else a partial message
+                            else
+                                ec = http::error::end_of_stream;
+                        }
+                    } else {
+                        tcp.expires_at(expiry(deadline, options.read_timeout));
+                        auto [rec, n] = co_await http::async_read_some(s, c.buffer, parser, tuple_awaitable);
+                        ec = rec;
+                        if (ec == http::error::need_buffer) ec = {};
+                    }
                 }
-                const std::size_t got = room - parser.get().body().size;
-                if (stream) {
-                    if (got > 0) (*on_body)(std::string_view(dst, got));
-                } else {
-                    body.resize(old + got);
+                if (parser.got_some() || c.buffer.size() > 0) x.any_byte = true;
+                if (!parser.pending.empty()) {
+                    (*on_body)(parser.pending);  // may throw: the exchange ends, the connection is discarded
+                    parser.pending.clear();
                 }
-                if (ec && ec != http::error::need_buffer) {
-                    record_failure(x, ec, t, "reading response body", deadline);
+                if (ec) {
+                    record_failure(x, ec, t, phase, deadline);
                     co_return;
                 }
             }
+            if (parser.status() >= 100 && parser.status() < 200 && parser.status() != 101) continue;
+            x.response.status = parser.status();
             x.reusable = parser.keep_alive();
             co_return;
         }
@@ -786,10 +897,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             Exchange x(out);
             if (c.tls) {
                 if (co_await self->send(*c.tls, c, r, t, deadline, x))
-                    co_await self->receive(*c.tls, c, r, t, deadline, sink, x);
+                    co_await self->receive(*c.tls, c, *pool, r, t, deadline, sink, x);
             } else {
                 if (co_await self->send(*c.plain, c, r, t, deadline, x))
-                    co_await self->receive(*c.plain, c, r, t, deadline, sink, x);
+                    co_await self->receive(*c.plain, c, *pool, r, t, deadline, sink, x);
             }
             if (x.error) {
                 // A kept-alive connection the server had already closed: nothing of the

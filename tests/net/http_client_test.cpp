@@ -43,6 +43,16 @@ rath::async::Runtime& runtime() {
     return rt;
 }
 
+// The body, or "timeout" for a timeout (parameters by value: the frame owns them).
+asio::awaitable<std::string> body_or_timeout(HttpClient& client, HttpRequest req) {
+    try {
+        auto r = co_await client.async_request(std::move(req));
+        co_return r.body;
+    } catch (const HttpError& e) {
+        co_return e.kind() == HttpErrorKind::timeout ? std::string("timeout") : std::string(e.what());
+    }
+}
+
 Caught expect_error(HttpClient& client, HttpRequest req) {
     auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
     REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
@@ -320,6 +330,77 @@ TEST_CASE("a body that stops dripping hits the read timeout") {
     auto e = expect_error(client, {.method = "GET", .url = server.url()});
     CHECK(e.kind() == HttpErrorKind::timeout);
     CHECK(std::string(e.what()).find("no progress for 150 ms") != std::string::npos);
+}
+
+TEST_CASE("a response whose header arrives a few bytes at a time is parsed whole") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        const std::string raw = "HTTP/1.1 200 OK\r\nX-Long: " + std::string(300, 'h') +
+                                "\r\nContent-Length: 11\r\n\r\nhello world";
+        for (std::size_t i = 0; i < raw.size(); i += 7) {
+            if (!co_await c.write(std::string_view(raw).substr(i, 7))) co_return false;
+            co_await c.sleep(std::chrono::milliseconds(1));
+        }
+        co_return true;
+    });
+    HttpClient client(runtime());
+    for (int i = 0; i < 2; ++i) {  // the second on the same connection: nothing left over
+        auto r = client.request({.method = "GET", .url = server.url()});
+        CHECK(r.status == 200);
+        CHECK(r.body == "hello world");
+        CHECK(r.header("X-Long") == std::string(300, 'h'));
+    }
+    CHECK(client.stats().connections_opened == 1);
+}
+
+TEST_CASE("an answer larger than one read and bytes after a complete answer are handled") {
+    const std::string big(100'000, 'b');
+    TestServer server([&](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        if (req.target() == "/extra")  // a stray byte after the answer: the connection must not be reused
+            co_return co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokX");
+        co_return co_await c.write(response(200, big));
+    });
+    HttpClient client(runtime());
+    auto r = client.request({.method = "GET", .url = server.url("/big")});
+    CHECK(r.body == big);
+    auto e = client.request({.method = "GET", .url = server.url("/extra")});
+    CHECK(e.body == "ok");
+    auto r2 = client.request({.method = "GET", .url = server.url("/big")});
+    CHECK(r2.body == big);
+    CHECK(client.stats().connections_opened == 2);  // the connection with the stray byte was dropped
+}
+
+TEST_CASE("many waits with different read timeouts end each on its own time") {
+    // One pool, one sweeper: the slow answers time out, the quick ones arrive.
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        if (req.target() == "/slow") co_await c.sleep(std::chrono::milliseconds(1500));
+        co_return co_await c.write(response(200, std::string(req.target())));
+    });
+    HttpClient client(runtime(), {.read_timeout = std::chrono::milliseconds(300)});
+    rath::async::TaskGroup<std::string> group(runtime());
+    for (int i = 0; i < 40; ++i) {
+        HttpRequest req{.method = "GET", .url = server.url(i % 2 ? "/slow" : "/quick")};
+        group.spawn(body_or_timeout(client, std::move(req)));
+    }
+    auto results = group.join();
+    REQUIRE(results.size() == 40);
+    for (int i = 0; i < 40; ++i) CHECK(results[i] == (i % 2 ? "timeout" : "/quick"));
+}
+
+TEST_CASE("a request waiting for its answer ends at once when its awaiting coroutine is cancelled") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.sleep(std::chrono::milliseconds(3000));
+        co_return co_await c.write(response(200, "late"));
+    });
+    HttpClient client(runtime());
+    const auto start = std::chrono::steady_clock::now();
+    auto op = rath::async::with_timeout(client.async_request({.method = "GET", .url = server.url()}),
+                                        std::chrono::milliseconds(100), "request");
+    CHECK_THROWS_AS(rath::async::block_on(runtime(), std::move(op)), rath::async::TimeoutError);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
+    for (int i = 0; i < 100 && client.stats().requests_in_flight > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(client.stats().requests_in_flight == 0);
+    CHECK(client.stats().connections_open == 0);  // the cancelled exchange's connection is not pooled
 }
 
 TEST_CASE("a body that drips forever hits the total timeout") {
