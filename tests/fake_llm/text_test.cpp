@@ -21,6 +21,40 @@ TEST_CASE("word counting follows javascript whitespace rules") {
     CHECK(count_words("caf\xC3\xA9 \xF0\x9F\x98\x80") == 2);  // letters and emoji are word characters
 }
 
+TEST_CASE("word counting gives the same count sixteen bytes at a time as byte by byte") {
+    // Every mix of words and ASCII whitespace at every length up to 70 (blocks of 16 and
+    // the tail), starting in or out of a word, with and without a non-ASCII byte late.
+    const std::string alphabet = "ab \t\n\r\v\fxy z09{}\"";
+    auto reference = [](std::string_view s) {
+        std::size_t words = 0;
+        bool in = false;
+        for (char c : s) {
+            const bool space = c == ' ' || (c >= 0x09 && c <= 0x0D);
+            if (!space && !in) ++words;
+            in = !space;
+        }
+        return words;
+    };
+    unsigned seed = 12345;
+    for (int round = 0; round < 3000; ++round) {
+        seed = seed * 1103515245u + 12345u;
+        const std::size_t len = (seed >> 8) % 71;
+        std::string text;
+        for (std::size_t i = 0; i < len; ++i) {
+            seed = seed * 1103515245u + 12345u;
+            text.push_back(alphabet[(seed >> 9) % alphabet.size()]);
+        }
+        CHECK(count_words(text) == reference(text));
+        if (len > 20) {  // a two-byte letter after the first block: the rest goes byte by byte
+            std::string mixed = text.substr(0, 18) + "\xC3\xA9" + text.substr(18);
+            std::string ascii = text.substr(0, 18) + "e" + text.substr(18);
+            CHECK(count_words(mixed) == reference(ascii));
+        }
+    }
+    CHECK(count_words(std::string(16, 'w') + std::string(16, 'w')) == 1);  // a word across two blocks
+    CHECK(count_words(std::string(16, ' ') + "w") == 1);
+}
+
 TEST_CASE("stream pieces split into at most n parts like the peers do") {
     std::vector<std::string_view> p;
     split_pieces("done: 12", 3, p);
