@@ -1,7 +1,9 @@
 // The Asio/Beast driver of rath::fake_llm::Server: accepts connections, reads
-// requests with Beast's parser, hands them to the Engine and writes its Reply,
-// waiting on steady_timers for injected latency (a thread never sleeps). One
-// io_context per thread; the acceptor deals connections out round-robin.
+// requests with a Beast parser that keeps only the fields the engine reads, hands them
+// to the Engine and writes its Reply, waiting on steady_timers for injected latency
+// (a thread never sleeps). One io_context per thread; the acceptor deals connections
+// out round-robin. A connection waits for readability holding no read buffer and reads
+// into its thread's buffer; a reply is written at once when the socket takes it.
 #include <rath/fake_llm/server.hpp>
 
 #include "lib/fake_llm/engine.hpp"
@@ -18,15 +20,16 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <array>
 #include <charconv>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <mutex>
 #include <thread>
@@ -52,7 +55,117 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
+// Sockets on the io_context's own executor: a type-erased executor is copied into
+// every operation's work guard, at several calls a copy.
+using Socket = asio::basic_stream_socket<tcp, asio::io_context::executor_type>;
+
 thread_local const void* current_server = nullptr;  // the Server::Impl whose io thread this is
+
+// Requests are read into one buffer per io thread; a connection keeps only bytes it
+// could not parse yet (a header cut short).
+constexpr std::size_t thread_read_size = 16 * 1024;
+
+char* thread_read_buffer() {
+    thread_local std::unique_ptr<char[]> buffer;
+    if (!buffer) buffer = std::make_unique<char[]>(thread_read_size);
+    return buffer.get();
+}
+
+// What the engine reads of a request, reused request after request on a connection.
+struct RequestHead {
+    std::string method, target, fault, retry_after, latency_ms, token_delay_ms, body;
+    bool anthropic_version = false;
+    bool expect_continue = false;
+
+    void clear() {
+        method.clear();
+        target.clear();
+        fault.clear();
+        retry_after.clear();
+        latency_ms.clear();
+        token_delay_ms.clear();
+        body.clear();
+        anthropic_version = expect_continue = false;
+    }
+};
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && boost::beast::iequals(a, b);
+}
+
+// A request parser that copies the method, target, the few headers the engine reads
+// and the body into a RequestHead; every other field is skipped (Beast's basic_fields
+// would allocate each one).
+class RequestParser final : public http::basic_parser<true> {
+public:
+    explicit RequestParser(RequestHead& out) : out_(out) {
+        header_limit(64 * 1024);
+        body_limit(64 * 1024 * 1024);
+        eager(true);
+    }
+
+private:
+    void on_request_impl(http::verb, boost::beast::string_view method, boost::beast::string_view target, int,
+                         boost::system::error_code&) override {
+        out_.method.assign(method.data(), method.size());
+        out_.target.assign(target.data(), target.size());
+    }
+    void on_response_impl(int, boost::beast::string_view, int, boost::system::error_code& ec) override {
+        ec = http::error::bad_version;  // unreachable: this parser reads requests
+    }
+    void on_field_impl(http::field f, boost::beast::string_view name, boost::beast::string_view value,
+                       boost::system::error_code&) override {
+        const std::string_view n(name.data(), name.size()), v(value.data(), value.size());
+        if (f == http::field::expect) {
+            out_.expect_continue = iequals(v, "100-continue");
+        } else if (f == http::field::unknown && n.size() > 7) {
+            if (iequals(n, "x-fake-fault"))
+                out_.fault.assign(v);
+            else if (iequals(n, "x-fake-retry-after"))
+                out_.retry_after.assign(v);
+            else if (iequals(n, "x-fake-latency-ms"))
+                out_.latency_ms.assign(v);
+            else if (iequals(n, "x-fake-token-delay-ms"))
+                out_.token_delay_ms.assign(v);
+            else if (iequals(n, "anthropic-version"))
+                out_.anthropic_version = true;
+        }
+    }
+    void on_header_impl(boost::system::error_code&) override {}
+    void on_body_init_impl(const boost::optional<std::uint64_t>& length, boost::system::error_code&) override {
+        if (length) out_.body.reserve(static_cast<std::size_t>(*length));  // within the body limit
+    }
+    std::size_t on_body_impl(boost::beast::string_view b, boost::system::error_code&) override {
+        out_.body.append(b.data(), b.size());
+        return b.size();
+    }
+    void on_chunk_header_impl(std::uint64_t, boost::beast::string_view, boost::system::error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, boost::beast::string_view b, boost::system::error_code& ec) override {
+        return on_body_impl(b, ec);
+    }
+    void on_finish_impl(boost::system::error_code&) override {}
+
+    RequestHead& out_;
+};
+
+// Writes what the socket takes now (it is non-blocking) and returns how much that was;
+// the caller writes the rest asynchronously. A reply usually fits the send buffer.
+template <class Buffers>
+std::size_t write_now(Socket& sock, const Buffers& bufs, boost::system::error_code& ec) {
+    std::size_t n = asio::write(sock, bufs, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+    return n;
+}
+
+// The rest of `bufs` after `sent` bytes, asynchronously (nothing when all was sent).
+template <class Buffers>
+asio::awaitable<boost::system::error_code> write_rest(Socket& sock, const Buffers& bufs, std::size_t sent) {
+    boost::beast::buffers_suffix<Buffers> rest(bufs);
+    rest.consume(sent);
+    if (boost::asio::buffer_size(rest) == 0) co_return boost::system::error_code{};
+    auto [ec, n] = co_await asio::async_write(sock, rest, use_tuple);
+    co_return ec;
+}
 
 void append_hex(std::string& out, std::size_t n) {
     char buf[20];
@@ -61,7 +174,8 @@ void append_hex(std::string& out, std::size_t n) {
 }
 
 // Aborts the connection with a TCP RST (SO_LINGER 0), as a crashed peer would.
-void reset_connection(tcp::socket& s) {
+template <class S>
+void reset_connection(S& s) {
     boost::system::error_code ec;
     s.set_option(asio::socket_base::linger(true, 0), ec);
     s.close(ec);
@@ -84,8 +198,8 @@ struct Server::Impl {
     std::size_t next = 0;  // round-robin cursor, used on the acceptor's thread only
 
     asio::awaitable<void> accept_loop();
-    asio::awaitable<void> session(tcp::socket sock);
-    asio::awaitable<bool> send(tcp::socket& sock, asio::steady_timer& timer, Reply& r, bool keep_alive, std::string& head);
+    asio::awaitable<void> session(Socket sock);
+    asio::awaitable<bool> send(Socket& sock, asio::steady_timer& timer, Reply& r, bool keep_alive, std::string& head);
     void shutdown();
 };
 
@@ -105,7 +219,7 @@ asio::awaitable<void> Server::Impl::accept_loop() {
     }
 }
 
-asio::awaitable<bool> Server::Impl::send(tcp::socket& sock, asio::steady_timer& timer, Reply& r, bool keep_alive,
+asio::awaitable<bool> Server::Impl::send(Socket& sock, asio::steady_timer& timer, Reply& r, bool keep_alive,
                                          std::string& head) {
     using std::chrono::milliseconds;
     if (r.latency > milliseconds(0)) {
@@ -116,9 +230,11 @@ asio::awaitable<bool> Server::Impl::send(tcp::socket& sock, asio::steady_timer& 
     head.clear();
     detail::append_head(head, r, keep_alive);
     const std::size_t limit = r.reset ? r.reset_after : r.body.size();
+    boost::system::error_code ec;
     if (!r.sse) {
-        std::array<asio::const_buffer, 2> bufs{asio::buffer(head), asio::buffer(r.body.data(), limit)};
-        auto [ec, n] = co_await asio::async_write(sock, bufs, use_tuple);
+        const std::array<asio::const_buffer, 2> bufs{asio::buffer(head), asio::buffer(r.body.data(), limit)};
+        const std::size_t sent = write_now(sock, bufs, ec);
+        if (!ec) ec = co_await write_rest(sock, bufs, sent);
         if (ec) co_return false;
         if (r.reset) reset_connection(sock);
         co_return true;
@@ -127,8 +243,9 @@ asio::awaitable<bool> Server::Impl::send(tcp::socket& sock, asio::steady_timer& 
     static constexpr std::string_view crlf = "\r\n", last_chunk = "0\r\n\r\n";
     std::string chunk_head;
     std::size_t start = 0;
-    bool first = true;
-    auto write_chunk = [&](std::size_t end, bool with_head, bool finish) -> asio::awaitable<bool> {
+    // One chunk [start, end): the response head first if `with_head`, the last chunk after
+    // it if `finish`. A zero-size chunk would end the body, so none is written.
+    auto chunk = [&](std::size_t end, bool with_head, bool finish) {
         chunk_head.clear();
         append_hex(chunk_head, end - start);
         chunk_head += crlf;
@@ -136,35 +253,43 @@ asio::awaitable<bool> Server::Impl::send(tcp::socket& sock, asio::steady_timer& 
             asio::buffer(with_head ? std::string_view(head) : std::string_view()), asio::buffer(chunk_head),
             asio::buffer(r.body.data() + start, end - start), asio::buffer(crlf),
             asio::buffer(finish ? last_chunk : std::string_view())};
-        if (end == start) bufs[1] = bufs[2] = bufs[3] = asio::const_buffer();  // a zero-size chunk would end the body
-        auto [ec, n] = co_await asio::async_write(sock, bufs, use_tuple);
+        if (end == start) bufs[1] = bufs[2] = bufs[3] = asio::const_buffer();
         start = end;
-        co_return !ec;
+        return bufs;
     };
     if (r.token_delay <= milliseconds(0)) {
-        std::size_t end = limit;
-        if (!co_await write_chunk(end, true, !r.reset)) co_return false;
+        const auto bufs = chunk(limit, true, !r.reset);
+        const std::size_t sent = write_now(sock, bufs, ec);
+        if (!ec) ec = co_await write_rest(sock, bufs, sent);
+        if (ec) co_return false;
     } else {
+        bool first = true;
         for (std::size_t end : r.event_ends) {
             if (end > limit) break;
             if (!first) {
                 timer.expires_after(r.token_delay);
                 co_await timer.async_wait(use_tuple);
             }
-            if (!co_await write_chunk(end, first, false)) co_return false;
+            const auto bufs = chunk(end, first, false);
+            ec = co_await write_rest(sock, bufs, 0);
+            if (ec) co_return false;
             first = false;
         }
-        if (first && !co_await write_chunk(start, true, false)) co_return false;  // no event at all: headers only
-        if (!r.reset) {
-            auto [ec, n] = co_await asio::async_write(sock, asio::buffer(last_chunk), use_tuple);
+        if (first) {  // no event at all: headers only
+            const auto bufs = chunk(start, true, false);
+            ec = co_await write_rest(sock, bufs, 0);
             if (ec) co_return false;
+        }
+        if (!r.reset) {
+            auto [wec, n] = co_await asio::async_write(sock, asio::buffer(last_chunk), use_tuple);
+            if (wec) co_return false;
         }
     }
     if (r.reset) reset_connection(sock);
     co_return true;
 }
 
-asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
+asio::awaitable<void> Server::Impl::session(Socket sock) {
     engine->connection_opened();
     struct Closed {
         Engine& e;
@@ -172,37 +297,73 @@ asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
     } closed{*engine};
     boost::system::error_code ec;
     sock.set_option(tcp::no_delay(true), ec);
-    boost::beast::flat_buffer buffer;
+    sock.non_blocking(true, ec);
+    if (ec) co_return;
+    boost::beast::flat_buffer pending;  // bytes read but not parsed yet
+    RequestHead req;
     Exchange ex;
     std::string head;
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+    asio::steady_timer timer(sock.get_executor());
+    // Appends bytes to `pending`.
+    auto keep = [&pending](const char* data, std::size_t n) {
+        if (n == 0) return;
+        auto room = pending.prepare(n);
+        std::memcpy(room.data(), data, n);
+        pending.commit(n);
+    };
     try {
         for (;;) {
-            http::request_parser<http::string_body> parser;
-            parser.header_limit(64 * 1024);
-            parser.body_limit(64 * 1024 * 1024);
-            auto [rec, n] = co_await http::async_read_header(sock, buffer, parser, use_tuple);
-            if (!rec && !parser.is_done()) {
+            req.clear();
+            RequestParser parser(req);
+            boost::system::error_code rec;
+            bool continued = false;
+            while (!parser.is_done()) {
+                if (pending.size() > 0) {
+                    const std::size_t used = parser.put(pending.data(), rec);
+                    pending.consume(used);
+                    if (rec == http::error::need_more) rec = {};
+                    if (rec) break;
+                    if (used > 0) continue;
+                }
                 // curl asks before sending bodies over 1 KiB; answer instead of letting it wait.
-                if (boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+                if (parser.is_header_done() && req.expect_continue && !continued) {
+                    continued = true;
                     static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
                     auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(go_on), use_tuple);
-                    if (wec) break;
-                }
-                // Usually the body is already buffered: parse it in place instead of
-                // paying for another asynchronous operation.
-                while (!parser.is_done() && buffer.size() > 0) {
-                    boost::system::error_code pec;
-                    std::size_t used = parser.put(buffer.data(), pec);
-                    buffer.consume(used);
-                    if (pec == http::error::need_more) break;
-                    if (pec) {
-                        rec = pec;
+                    if (wec) {
+                        rec = wec;
                         break;
                     }
-                    if (used == 0) break;
                 }
-                if (!rec && !parser.is_done()) std::tie(rec, n) = co_await http::async_read(sock, buffer, parser, use_tuple);
+                auto [wec] = co_await sock.async_wait(tcp::socket::wait_read, use_tuple);
+                if (wec) {
+                    rec = wec;
+                    break;
+                }
+                char* data = thread_read_buffer();
+                const std::size_t n = sock.read_some(asio::buffer(data, thread_read_size), rec);
+                if (rec == asio::error::would_block || rec == asio::error::try_again) {
+                    rec = {};
+                    continue;
+                }
+                if (rec == asio::error::eof) {
+                    rec = parser.got_some() ? http::error::partial_message : http::error::end_of_stream;
+                    break;
+                }
+                if (rec) break;
+                if (pending.size() > 0) {
+                    keep(data, n);  // completes what is pending: parsed at the top
+                    continue;
+                }
+                std::size_t off = 0;
+                while (off < n && !parser.is_done()) {
+                    const std::size_t used = parser.put(asio::buffer(data + off, n - off), rec);
+                    off += used;
+                    if (rec == http::error::need_more) rec = {};
+                    if (rec || used == 0) break;
+                }
+                if (rec) break;
+                keep(data + off, n - off);  // a header cut short, or a pipelined request
             }
             if (rec) {
                 const bool protocol_error = rec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -219,18 +380,17 @@ asio::awaitable<void> Server::Impl::session(tcp::socket sock) {
                 }
                 break;
             }
-            auto& req = parser.get();
             detail::RequestView view;
-            view.method = req.method_string();
-            view.target = req.target();
-            view.fault = req["x-fake-fault"];
-            view.retry_after = req["x-fake-retry-after"];
-            view.latency_ms = req["x-fake-latency-ms"];
-            view.token_delay_ms = req["x-fake-token-delay-ms"];
-            view.anthropic_version = req.find("anthropic-version") != req.end();
-            view.body = &req.body();
+            view.method = req.method;
+            view.target = req.target;
+            view.fault = req.fault;
+            view.retry_after = req.retry_after;
+            view.latency_ms = req.latency_ms;
+            view.token_delay_ms = req.token_delay_ms;
+            view.anthropic_version = req.anthropic_version;
+            view.body = &req.body;
             engine->handle(view, ex);
-            const bool keep_alive = req.keep_alive();
+            const bool keep_alive = parser.keep_alive();
             bool sent = co_await send(sock, timer, ex.reply, keep_alive, head);
             if (!sent) engine->aborted();
             if (!sent || !keep_alive || ex.reply.close) break;

@@ -445,6 +445,28 @@ TEST_CASE("a request whose body arrives in pieces is read whole") {
     CHECK(json::parse(res.body()).at("choices").at(0).at("message").at("content") == "done: 12");
 }
 
+TEST_CASE("a header cut into pieces and two requests in one write are both answered in order") {
+    Running s;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket raw(io);
+    raw.connect({boost::asio::ip::make_address("127.0.0.1"), s.port});
+    const std::string body = chat_body(true);
+    const std::string one = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Fake-Latency-Ms: 1\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\n\r\n" + body;
+    for (std::size_t i = 0; i < one.size(); i += 9) {  // the first request, nine bytes at a time
+        boost::asio::write(raw, boost::asio::buffer(one.substr(i, 9)));
+        if (i < 90) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    boost::asio::write(raw, boost::asio::buffer(one + one));  // then two in one write
+    boost::beast::flat_buffer buf;
+    for (int k = 0; k < 3; ++k) {
+        boost::beast::http::response<boost::beast::http::string_body> res;
+        boost::beast::http::read(raw, buf, res);
+        CHECK(res.result_int() == 200);
+        CHECK(json::parse(res.body()).at("choices").at(0).at("message").at("content") == "done: 12");
+    }
+}
+
 TEST_CASE("content parts and tool results count like the peers") {
     Running s;
     HttpClient c(s.port);
