@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 
 namespace rath {
@@ -105,7 +106,8 @@ struct LoopState {
 };
 
 // Phase B: one queue per resource key, queues in parallel, calls in a queue in order.
-asio::awaitable<void> run_queue(LoopExecutor* exec, Session out, std::vector<Call*> queue) {
+// `queue` is borrowed from dispatch_round's frame, which awaits every queue.
+asio::awaitable<void> run_queue(LoopExecutor* exec, Session out, std::span<Call* const> queue) {
     for (Call* c : queue) {
         try {
             c->body = co_await exec->async_dispatch_tool(out, c->tool, std::move(c->args));  // each call runs once
@@ -129,6 +131,7 @@ asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, con
     cs.reserve(calls.size());
     std::vector<std::pair<std::string, std::vector<Call*>>> queues;  // first-appearance order
     std::map<std::string, std::size_t> queue_index;
+    Call* only = nullptr;  // the one runnable call of a round that asks for one (no queues to build)
     for (auto& part : calls) cs.push_back(Call{&part, nullptr, {}, std::nullopt});
     for (auto& c : cs) {
         auto& fn = c.part->function;
@@ -161,15 +164,21 @@ asio::awaitable<void> dispatch_round(async::Runtime& rt, LoopExecutor* exec, con
             c.body = error_payload("tool_execution_exception", msg, type);
             continue;
         }
+        if (cs.size() == 1) {
+            only = &c;
+            continue;
+        }
         auto [it, inserted] = queue_index.emplace(key, queues.size());
         if (inserted) queues.emplace_back(key, std::vector<Call*>{});
         queues[it->second].second.push_back(&c);
     }
-    if (queues.size() == 1) {
-        co_await run_queue(exec, out, std::move(queues[0].second));
+    if (only) {
+        co_await run_queue(exec, out, std::span<Call* const>(&only, 1));
+    } else if (queues.size() == 1) {
+        co_await run_queue(exec, out, queues[0].second);
     } else if (!queues.empty()) {
         async::TaskGroup<void> group(rt);  // queues in parallel across the runtime's threads
-        for (auto& [key, q] : queues) group.spawn(run_queue(exec, out, std::move(q)));
+        for (auto& [key, q] : queues) group.spawn(run_queue(exec, out, q));
         co_await group.async_join();
     }
     // Phase C: bodies in call order, never completion order.

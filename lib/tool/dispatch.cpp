@@ -7,6 +7,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <cxxabi.h>
+#include <optional>
 #include <stdexcept>
 #include <typeinfo>
 
@@ -118,19 +119,24 @@ std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Ses
 
 namespace {
 
-asio::awaitable<ToolReturn> guarded_call(FlowToolPtr t, Session s, json::object a) {
+// The call with its failures turned into the dispatch result (§6.7), in one frame.
+asio::awaitable<ToolDispatchResult> guarded_call(FlowToolPtr t, Session s, json::object a) {
     std::exception_ptr err;
+    std::optional<ToolReturn> raw;
     try {
-        co_return co_await t->async_call(std::move(s), std::move(a));
+        raw.emplace(co_await t->async_call(std::move(s), std::move(a)));
     } catch (...) {
         err = std::current_exception();
     }
+    if (raw) co_return make_dispatch_result(std::move(*raw));  // outside the try: its errors are not the tool's
     if (is_uncatchable(err)) std::rethrow_exception(err);
-    co_return ToolReturn(rb::DispatchResult(exception_failure(err)));
+    co_return make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(err))));
 }
 
-asio::awaitable<ToolReturn> scoped_call(rath::async::Runtime& rt, FlowToolPtr t, Session s, json::object a, std::string base) {
-    if (!t->sandbox_scoped()) co_return co_await guarded_call(std::move(t), std::move(s), std::move(a));
+// A sandbox-scoped call: opens the session's sandbox lazily, then takes the sandbox's
+// lane (inside the session's lane the caller holds).
+asio::awaitable<ToolDispatchResult> sandbox_call(rath::async::Runtime& rt, FlowToolPtr t, Session s, json::object a,
+                                                 std::string base) {
     if (s.sandbox_backend() && (!s.sandbox() || s.sandbox()->closed())) {
         try {
             (void)co_await s.async_require_sandbox();
@@ -151,11 +157,6 @@ asio::awaitable<ToolReturn> scoped_call(rath::async::Runtime& rt, FlowToolPtr t,
 namespace {
 
 asio::awaitable<ToolDispatchResult> ready(ToolDispatchResult r) { co_return r; }
-
-asio::awaitable<ToolDispatchResult> finish(asio::awaitable<ToolReturn> laned) {
-    ToolReturn raw = co_await std::move(laned);
-    co_return make_dispatch_result(std::move(raw));
-}
 
 }  // namespace
 
@@ -196,8 +197,10 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     } else {
         outer = base;
     }
-    auto op = scoped_call(rt, tool, session, std::move(args), std::move(base));
-    return finish(rt.strands().async_run(outer, std::move(op)));
+    // Only a sandbox-scoped tool needs the frame that opens the sandbox and its lane.
+    auto op = tool->sandbox_scoped() ? sandbox_call(rt, tool, session, std::move(args), std::move(base))
+                                     : guarded_call(tool, session, std::move(args));
+    return rt.strands().async_run(outer, std::move(op));
 }
 
 ToolDispatchResult dispatch_flow_tool(const Session& session, FlowToolPtr tool, json::object arguments,
