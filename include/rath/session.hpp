@@ -33,9 +33,15 @@ namespace async {
 class Runtime;
 }
 
+class Session;
+
 namespace detail {
 struct SessionState;
-}
+// The registry's hooks (lib/session/registry.cpp): a handle's state, and the mark that
+// makes a destroyed state leave the registry.
+SessionState* state_of(const Session& s) noexcept;
+void mark_registered(SessionState& st) noexcept;
+}  // namespace detail
 
 // What a pending session becomes when its loop finishes.
 struct MaterializedSession {
@@ -164,6 +170,7 @@ public:
 
 private:
     friend class WeakSession;
+    friend detail::SessionState* detail::state_of(const Session& s) noexcept;
     explicit Session(std::shared_ptr<detail::SessionState> st) : st_(std::move(st)) {}
     backend::SandboxPtr ensure_sandbox() const;
     boost::asio::awaitable<backend::SandboxPtr> async_ensure_sandbox() const;

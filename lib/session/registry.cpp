@@ -5,20 +5,25 @@
 namespace rath {
 
 void SessionRegistry::register_session(const Session& s) {
+    detail::SessionState* st = detail::state_of(s);
+    const std::string_view id = s.id();  // the state's own string: the key views it
     std::lock_guard lk(mu_);
-    if (auto it = entries_.find(std::string_view(s.id())); it != entries_.end()) {
-        it->second.session = WeakSession(s);  // same id: keeps its position (a dict assignment)
-        return;
+    if (auto it = entries_.find(id); it != entries_.end()) {
+        if (it->second.state == st) return;
+        // Same id, another session: it takes the entry's place (a dict assignment), keyed
+        // by its own id string now.
+        const std::uint64_t seq = it->second.seq;
+        entries_.erase(it);
+        entries_.emplace(id, Entry{seq, WeakSession(s), st});
+    } else {
+        entries_.emplace(id, Entry{next_seq_++, WeakSession(s), st});
     }
-    if (entries_.size() >= prune_at_) prune_locked();
-    entries_.emplace(s.id(), Entry{next_seq_++, WeakSession(s)});
+    detail::mark_registered(*st);
 }
 
-// Drops dead entries; the next prune happens when the registry has doubled, so the
-// cost stays O(1) per registration.
-void SessionRegistry::prune_locked() {
-    std::erase_if(entries_, [](const auto& kv) { return kv.second.session.expired(); });
-    prune_at_ = std::max<std::size_t>(1024, entries_.size() * 2);
+void SessionRegistry::forget(const detail::SessionState* state, std::string_view id) noexcept {
+    std::lock_guard lk(mu_);
+    if (auto it = entries_.find(id); it != entries_.end() && it->second.state == state) entries_.erase(it);
 }
 
 std::optional<Session> SessionRegistry::get(std::string_view id) const {
@@ -67,12 +72,11 @@ void SessionRegistry::clear() {
     std::lock_guard lk(mu_);
     entries_.clear();
     active_.reset();
-    prune_at_ = 1024;
 }
 
 SessionRegistry& session_registry() {
-    static SessionRegistry r;
-    return r;
+    static SessionRegistry* r = new SessionRegistry;  // never destroyed (see the header)
+    return *r;
 }
 
 }  // namespace rath

@@ -5,6 +5,7 @@
 #include <rath/backend/registry.hpp>
 #include <rath/session/format.hpp>
 #include <rath/session/lineage_recorder.hpp>
+#include <rath/session/registry.hpp>
 #include <rath/session/tool_dispatch.hpp>
 #include <rath/session/warning.hpp>
 
@@ -57,6 +58,7 @@ struct SessionState {
     ~SessionState();
 
     const std::string id;
+    bool registered = false;  // in the registry, whose entry views `id`: leave it first
 
     // Raw fields. The loop writes the transcript and usage from io threads while
     // other threads read them (session.md §10.2 pitfall 6), so everything is under mu.
@@ -116,7 +118,11 @@ std::string describe(std::exception_ptr e) {
 
 }  // namespace
 
+SessionState* state_of(const Session& s) noexcept { return s.st_.get(); }
+void mark_registered(SessionState& st) noexcept { st.registered = true; }
+
 SessionState::~SessionState() {
+    if (registered) session_registry().forget(this, id);
     // Checked at destruction rather than on completion so that a synchronize() on
     // the next line never races the report.
     if (!pending || pending->consumed || !pending->lazy.ready() || !pending->lazy.failed()) return;

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include <sstream>
 
 using namespace rath;
@@ -218,7 +220,7 @@ TEST_CASE("the registry keeps sessions by id and the active one") {
     reg.clear();
 }
 
-TEST_CASE("the registry does not keep a session alive and prunes dead entries") {
+TEST_CASE("the registry does not keep a session alive and a destroyed session leaves it") {
     auto& reg = session_registry();
     reg.clear();
     Session kept = create_user_session("kept");
@@ -244,6 +246,53 @@ TEST_CASE("the registry does not keep a session alive and prunes dead entries") 
     REQUIRE(all.size() == 2);
     CHECK(all[0] == kept);
     CHECK(all[1] == later);
+    reg.clear();
+}
+
+TEST_CASE("a second session with a registered id takes its place, and the first one's end does not remove it") {
+    auto& reg = session_registry();
+    reg.clear();
+    Session first_other = create_user_session("other");
+    reg.register_session(first_other);
+    std::optional<Session> first = Session(ChunkTable{}, SessionOptions{.id = std::string("shared-id")});
+    reg.register_session(*first);
+    Session second(ChunkTable{}, SessionOptions{.id = std::string("shared-id")});
+    reg.register_session(second);
+    CHECK(reg.size() == 2);
+    CHECK(reg.get("shared-id") == second);
+    first.reset();  // the replaced session goes: the entry is the second's now
+    CHECK(reg.get("shared-id") == second);
+    auto all = reg.sessions();
+    REQUIRE(all.size() == 2);
+    CHECK(all[0] == first_other);
+    CHECK(all[1] == second);  // in the first one's place
+    reg.clear();
+    // A session registered before a clear still leaves cleanly.
+    std::optional<Session> cleared = create_user_session("c");
+    reg.register_session(*cleared);
+    reg.clear();
+    cleared.reset();
+    CHECK(reg.size() == 0);
+}
+
+TEST_CASE("sessions registered and destroyed on several threads at once leave the registry consistent") {
+    auto& reg = session_registry();
+    reg.clear();
+    Session kept = create_user_session("kept");
+    reg.register_session(kept);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&reg] {
+            for (int i = 0; i < 2000; ++i) {
+                Session s = create_user_session("t");
+                reg.register_session(s);
+                if (i % 7 == 0) (void)reg.sessions();
+                if (i % 11 == 0) (void)reg.get(s.id());
+            }
+        });
+    for (auto& th : threads) th.join();
+    CHECK(reg.size() == 1);
+    CHECK(reg.get(kept.id()) == kept);
     reg.clear();
 }
 

@@ -5,8 +5,9 @@
 // Deviation: entries are weak references. Upstream keeps every session for the life
 // of the process, which in a service that runs millions of sessions is a leak of
 // every transcript; here an entry resolves while anything else holds the session
-// (the caller, a later loop, a lineage Journal that recorded it) and dead entries
-// are pruned as the registry grows.
+// (the caller, a later loop, a lineage Journal that recorded it), and a session
+// leaves the registry when it is destroyed. An entry is keyed by a view of the
+// session's own id (no copy of it), which the session removes before it goes.
 #include <rath/session.hpp>
 
 #include <cstdint>
@@ -35,24 +36,28 @@ public:
     void clear();
 
 private:
+    friend struct detail::SessionState;
+    friend SessionRegistry& session_registry();
+    SessionRegistry() = default;
+    // A registered session's state is being destroyed: its entry goes (unless another
+    // session with the same id has taken it since).
+    void forget(const detail::SessionState* state, std::string_view id) noexcept;
+
     struct Entry {
         std::uint64_t seq;  // registration order
         WeakSession session;
+        const detail::SessionState* state;  // whose id the key views
     };
-    struct IdHash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-    };
-    void prune_locked();
     mutable std::mutex mu_;
-    // Keyed by id, ordered by seq: a prune erases dead entries where they are instead
-    // of rebuilding an index, and a registration costs one node and its key.
-    std::unordered_map<std::string, Entry, IdHash, std::equal_to<>> entries_;
+    // std::hash of string_view: the map keeps each key's hash (no re-hashing of every id
+    // when the table grows).
+    std::unordered_map<std::string_view, Entry> entries_;
     std::uint64_t next_seq_ = 0;
     std::optional<std::string> active_;
-    std::size_t prune_at_ = 1024;
 };
 
+// The process-wide registry (never destroyed, so that sessions outliving static
+// destruction can still leave it).
 SessionRegistry& session_registry();
 
 }  // namespace rath
