@@ -18,7 +18,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -37,10 +39,11 @@ class Session;
 
 namespace detail {
 struct SessionState;
-// The registry's hooks (lib/session/registry.cpp): a handle's state, and the mark that
-// makes a destroyed state leave the registry.
+// The registry's hooks (lib/session/registry.cpp): a handle's state, and the registry
+// epoch it was registered in (0: not registered), which makes a destroyed state leave
+// the registry and lets a registered session be registered again without a lookup.
 SessionState* state_of(const Session& s) noexcept;
-void mark_registered(SessionState& st) noexcept;
+std::atomic<std::uint64_t>& registered_epoch(SessionState& st) noexcept;
 }  // namespace detail
 
 // What a pending session becomes when its loop finishes.

@@ -6,19 +6,27 @@ namespace rath {
 
 void SessionRegistry::register_session(const Session& s) {
     detail::SessionState* st = detail::state_of(s);
+    auto& mark = detail::registered_epoch(*st);
+    // Registered since the last clear(): its entry is in the map (an agent session is
+    // registered again on every run, and then costs no lookup).
+    if (mark.load(std::memory_order_acquire) == epoch_.load(std::memory_order_acquire)) return;
     const std::string_view id = s.id();  // the state's own string: the key views it
     std::lock_guard lk(mu_);
     if (auto it = entries_.find(id); it != entries_.end()) {
-        if (it->second.state == st) return;
-        // Same id, another session: it takes the entry's place (a dict assignment), keyed
-        // by its own id string now.
-        const std::uint64_t seq = it->second.seq;
-        entries_.erase(it);
-        entries_.emplace(id, Entry{seq, WeakSession(s), st});
+        if (it->second.state != st) {
+            // Same id, another session: it takes the entry's place (a dict assignment),
+            // keyed by its own id string now. The displaced state is alive (were it
+            // being destroyed, its destructor would be waiting for mu_ to erase this
+            // entry), so its mark can be cleared: it is no longer in the map.
+            detail::registered_epoch(*it->second.state).store(0, std::memory_order_release);
+            const std::uint64_t seq = it->second.seq;
+            entries_.erase(it);
+            entries_.emplace(id, Entry{seq, WeakSession(s), st});
+        }
     } else {
         entries_.emplace(id, Entry{next_seq_++, WeakSession(s), st});
     }
-    detail::mark_registered(*st);
+    mark.store(epoch_.load(std::memory_order_relaxed), std::memory_order_release);
 }
 
 void SessionRegistry::forget(const detail::SessionState* state, std::string_view id) noexcept {
@@ -72,6 +80,7 @@ void SessionRegistry::clear() {
     std::lock_guard lk(mu_);
     entries_.clear();
     active_.reset();
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 SessionRegistry& session_registry() {

@@ -58,7 +58,9 @@ struct SessionState {
     ~SessionState();
 
     const std::string id;
-    bool registered = false;  // in the registry, whose entry views `id`: leave it first
+    // The registry epoch this state was registered in (0: none). Its entry views `id`,
+    // so a registered state leaves the registry before it goes.
+    std::atomic<std::uint64_t> registry_epoch{0};
 
     // Raw fields. The loop writes the transcript and usage from io threads while
     // other threads read them (session.md §10.2 pitfall 6), so everything is under mu.
@@ -119,10 +121,10 @@ std::string describe(std::exception_ptr e) {
 }  // namespace
 
 SessionState* state_of(const Session& s) noexcept { return s.st_.get(); }
-void mark_registered(SessionState& st) noexcept { st.registered = true; }
+std::atomic<std::uint64_t>& registered_epoch(SessionState& st) noexcept { return st.registry_epoch; }
 
 SessionState::~SessionState() {
-    if (registered) session_registry().forget(this, id);
+    if (registry_epoch.load(std::memory_order_relaxed) != 0) session_registry().forget(this, id);
     // Checked at destruction rather than on completion so that a synchronize() on
     // the next line never races the report.
     if (!pending || pending->consumed || !pending->lazy.ready() || !pending->lazy.failed()) return;

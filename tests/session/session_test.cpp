@@ -262,15 +262,27 @@ TEST_CASE("a second session with a registered id takes its place, and the first 
     CHECK(reg.get("shared-id") == second);
     first.reset();  // the replaced session goes: the entry is the second's now
     CHECK(reg.get("shared-id") == second);
+    // Registering a replaced session again puts it back in the entry (a dict assignment).
+    Session third(ChunkTable{}, SessionOptions{.id = std::string("shared-id")});
+    reg.register_session(third);
+    CHECK(reg.get("shared-id") == third);
+    reg.register_session(second);
+    CHECK(reg.get("shared-id") == second);
+    reg.register_session(second);  // already in: no change
+    CHECK(reg.get("shared-id") == second);
+    CHECK(reg.size() == 2);
     auto all = reg.sessions();
     REQUIRE(all.size() == 2);
     CHECK(all[0] == first_other);
     CHECK(all[1] == second);  // in the first one's place
     reg.clear();
-    // A session registered before a clear still leaves cleanly.
+    // A session registered before a clear still leaves cleanly, and can be registered again.
     std::optional<Session> cleared = create_user_session("c");
     reg.register_session(*cleared);
     reg.clear();
+    CHECK_FALSE(reg.get(cleared->id()).has_value());
+    reg.register_session(*cleared);
+    CHECK(reg.get(cleared->id()) == *cleared);
     cleared.reset();
     CHECK(reg.size() == 0);
 }

@@ -10,6 +10,7 @@
 // session's own id (no copy of it), which the session removes before it goes.
 #include <rath/session.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,7 +47,7 @@ private:
     struct Entry {
         std::uint64_t seq;  // registration order
         WeakSession session;
-        const detail::SessionState* state;  // whose id the key views
+        detail::SessionState* state;  // whose id the key views
     };
     mutable std::mutex mu_;
     // std::hash of string_view: the map keeps each key's hash (no re-hashing of every id
@@ -54,6 +55,8 @@ private:
     std::unordered_map<std::string_view, Entry> entries_;
     std::uint64_t next_seq_ = 0;
     std::optional<std::string> active_;
+    // Bumped by clear(): a state marked with the current epoch is known to be in the map.
+    std::atomic<std::uint64_t> epoch_{1};
 };
 
 // The process-wide registry (never destroyed, so that sessions outliving static
