@@ -4,12 +4,16 @@
 // lease a connection (an idle one, a permit to open one, or a place in the FIFO
 // queue when the host is at its cap), write the request head and body with one
 // gather write (at once when a plain socket takes it all, as it usually does;
-// asynchronously otherwise), then read the response with Beast's parser into either
-// the response string (whole body) or a per-connection scratch buffer (streaming).
-// Deadlines ride on the Beast stream's expiry, re-armed before every read so that
-// the read timeout is a gap between bytes and the total deadline always bounds it.
+// asynchronously otherwise), then read the response with a Beast parser that writes
+// status, fields and body into the caller's HttpResponse (streamed body bytes go to
+// the caller's callback after each parse). A plain socket's answer is awaited with a
+// readiness wait and read into one buffer per thread; TLS reads go through Beast.
+// Every wait is bounded by the read timeout (a gap between bytes) and the total
+// deadline: plain-TCP read waits by the pool's sweeper timer, everything else by the
+// Beast stream's expiry, re-armed before each operation.
 #include <rath/net/http.hpp>
 
+#include "net/read_buffer.hpp"
 #include "net/url.hpp"
 
 #include <rath/async/block_on.hpp>
@@ -56,18 +60,10 @@ using boost::system::error_code;
 
 namespace {
 
-// Plain-TCP responses are read into one buffer per thread, not one per connection: a
-// connection waiting for its answer holds no read buffer (a fan-out parks thousands),
-// and an answer of up to this size arrives in one read.
-constexpr std::size_t thread_read_size = 16 * 1024;
 constexpr std::size_t max_body_reserve = std::size_t{1} << 24;  // what a Content-Length may pre-size
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-char* thread_read_buffer() {
-    thread_local std::unique_ptr<char[]> buffer;
-    if (!buffer) buffer = std::make_unique<char[]>(thread_read_size);
-    return buffer.get();
-}
+using detail::thread_read_buffer;
+using detail::thread_read_size;
 
 // The stream on the io_context's own executor rather than beast::tcp_stream's
 // any_io_executor: every operation and timer wait copies the stream's executor into
@@ -765,15 +761,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         co_return false;
     }
 
-    // Appends bytes to the connection's buffer (a partial header, or bytes after a
-    // complete response).
-    static void keep(Connection& c, const char* data, std::size_t n) {
-        if (n == 0) return;
-        auto room = c.buffer.prepare(n);
-        std::memcpy(room.data(), data, n);
-        c.buffer.commit(n);
-    }
-
     // The response half: status, headers and body into x (or x.error).
     template <class Stream>
     asio::awaitable<void> receive(Stream& s, Connection& c, HostPool& pool, const HttpRequest& r,
@@ -821,17 +808,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                             x.any_byte = true;
                             const char* data = thread_read_buffer();
                             if (c.buffer.size() > 0) {
-                                keep(c, data, n);  // completes what is buffered: parsed at the top
+                                detail::keep_unparsed(c.buffer, data, n);  // completes what is buffered: parsed at the top
                                 continue;
                             }
-                            std::size_t off = 0;
-                            while (off < n && !parser.is_done()) {
-                                const std::size_t used = parser.put(asio::buffer(data + off, n - off), ec);
-                                off += used;
-                                if (ec == http::error::need_more) ec = {};
-                                if (ec || used == 0) break;
-                            }
-                            if (!ec) keep(c, data + off, n - off);
+                            const std::size_t used = detail::feed(parser, data, n, ec);
+                            if (!ec) detail::keep_unparsed(c.buffer, data + used, n - used);  // after a complete answer: not reused
                         } else if (ec == asio::error::eof) {
                             ec = {};
                             if (parser.got_some())

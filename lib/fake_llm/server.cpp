@@ -9,6 +9,7 @@
 #include "lib/fake_llm/engine.hpp"
 #include "lib/fake_llm/json_out.hpp"
 #include "lib/fake_llm/render.hpp"
+#include "net/read_buffer.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -61,15 +62,10 @@ using Socket = asio::basic_stream_socket<tcp, asio::io_context::executor_type>;
 
 thread_local const void* current_server = nullptr;  // the Server::Impl whose io thread this is
 
-// Requests are read into one buffer per io thread; a connection keeps only bytes it
-// could not parse yet (a header cut short).
-constexpr std::size_t thread_read_size = 16 * 1024;
-
-char* thread_read_buffer() {
-    thread_local std::unique_ptr<char[]> buffer;
-    if (!buffer) buffer = std::make_unique<char[]>(thread_read_size);
-    return buffer.get();
-}
+// Requests are read into one buffer per io thread (net/read_buffer.hpp); a connection
+// keeps only bytes it could not parse yet.
+using net::detail::thread_read_buffer;
+using net::detail::thread_read_size;
 
 // What the engine reads of a request, reused request after request on a connection.
 struct RequestHead {
@@ -304,13 +300,6 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
     Exchange ex;
     std::string head;
     asio::steady_timer timer(sock.get_executor());
-    // Appends bytes to `pending`.
-    auto keep = [&pending](const char* data, std::size_t n) {
-        if (n == 0) return;
-        auto room = pending.prepare(n);
-        std::memcpy(room.data(), data, n);
-        pending.commit(n);
-    };
     try {
         for (;;) {
             req.clear();
@@ -352,18 +341,12 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
                 }
                 if (rec) break;
                 if (pending.size() > 0) {
-                    keep(data, n);  // completes what is pending: parsed at the top
+                    net::detail::keep_unparsed(pending, data, n);  // completes what is pending: parsed at the top
                     continue;
                 }
-                std::size_t off = 0;
-                while (off < n && !parser.is_done()) {
-                    const std::size_t used = parser.put(asio::buffer(data + off, n - off), rec);
-                    off += used;
-                    if (rec == http::error::need_more) rec = {};
-                    if (rec || used == 0) break;
-                }
+                const std::size_t used = net::detail::feed(parser, data, n, rec);
                 if (rec) break;
-                keep(data + off, n - off);  // a header cut short, or a pipelined request
+                net::detail::keep_unparsed(pending, data + used, n - used);  // a header cut short, or a pipelined request
             }
             if (rec) {
                 const bool protocol_error = rec.category() == http::make_error_code(http::error::bad_target).category() &&
