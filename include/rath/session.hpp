@@ -44,6 +44,10 @@ struct SessionState;
 // the registry and lets a registered session be registered again without a lookup.
 SessionState* state_of(const Session& s) noexcept;
 std::atomic<std::uint64_t>& registered_epoch(SessionState& st) noexcept;
+// For the loop and compress operators, right after stamping a two-parent lineage: the
+// session's legacy provenance is that lineage's parents and operator, read from there
+// (no copy of the ids) until the lineage is replaced.
+void keep_legacy_in_lineage(const Session& s);
 }  // namespace detail
 
 // What a pending session becomes when its loop finishes.
@@ -174,6 +178,7 @@ public:
 private:
     friend class WeakSession;
     friend detail::SessionState* detail::state_of(const Session& s) noexcept;
+    friend void detail::keep_legacy_in_lineage(const Session& s);
     explicit Session(std::shared_ptr<detail::SessionState> st) : st_(std::move(st)) {}
     backend::SandboxPtr ensure_sandbox() const;
     boost::asio::awaitable<backend::SandboxPtr> async_ensure_sandbox() const;

@@ -95,11 +95,10 @@ Session make_compress_output(const Session& user, const Session& agent) {
     SessionOptions so;
     so.sandbox_backend = user.sandbox_backend();
     so.sandbox_spec = user.sandbox_spec();
-    so.legacy_lineage = SessionLineage{user.id(), agent.id(), "run_session_compress"};
     Session out(ChunkTable{}, std::move(so));
     if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
-    lineage::stamp_new_session(out, {user.id(), agent.id()}, "run_session_compress", LineageKind::op_session_compress,
-                               {{"compression.lossy", true}, {"compression.rows_out", 1}});
+    lineage::stamp_operator_output(out, user, agent, "run_session_compress", LineageKind::op_session_compress,
+                                   {{"compression.lossy", true}, {"compression.rows_out", 1}});
     return out;
 }
 

@@ -457,11 +457,10 @@ Session make_output(const Session& user, const Session& agent) {
     SessionOptions so;
     so.sandbox_backend = user.sandbox_backend();
     so.sandbox_spec = user.sandbox_spec();
-    so.legacy_lineage = SessionLineage{user.id(), agent.id(), "run_session_loop"};
     // A pending user session contributes its rows when the loop has waited for it.
     Session out(user.pending() ? ChunkTable{} : user.raw_chunks(), std::move(so));
     if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
-    lineage::stamp_new_session(out, {user.id(), agent.id()}, "run_session_loop", LineageKind::op_session_loop);
+    lineage::stamp_operator_output(out, user, agent, "run_session_loop", LineageKind::op_session_loop);
     auto& registry = session_registry();
     registry.register_session(user);
     registry.register_session(agent);

@@ -66,4 +66,14 @@ void stamp_new_session(const Session& s, std::vector<std::string> parents, std::
     if (t_journal) t_journal->record(s);
 }
 
+void stamp_operator_output(const Session& out, const Session& user, const Session& agent, std::string op,
+                           LineageKind kind, LineageExtras extras) {
+    if (!t_mode) {
+        out.set_legacy_lineage(SessionLineage{user.id(), agent.id(), std::move(op)});
+        return;
+    }
+    stamp_new_session(out, {user.id(), agent.id()}, std::move(op), kind, std::move(extras));
+    detail::keep_legacy_in_lineage(out);
+}
+
 }  // namespace rath::lineage

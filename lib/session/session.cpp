@@ -69,6 +69,12 @@ struct SessionState {
     std::unique_ptr<TokenUsage> usage;              // by pointer: only outputs carry usage
     Lineage lineage;
     std::unique_ptr<const SessionLineage> legacy;  // loop outputs only: not inline in every session
+    // A loop output's legacy provenance is its lineage's two parents and operator: kept
+    // there instead of in a copy, until the lineage is replaced.
+    bool legacy_in_lineage = false;
+    SessionLineage legacy_from_lineage() const {
+        return SessionLineage{lineage.parent_session_ids[0], lineage.parent_session_ids[1], lineage.op};
+    }
     std::unique_ptr<Placement> place;
     int depth = 0;
     std::shared_ptr<PendingResult> pending;
@@ -394,6 +400,10 @@ LineageExtras Session::lineage_extras() const {
 }
 void Session::set_lineage(Lineage l) const {
     std::lock_guard lk(st_->mu);
+    if (st_->legacy_in_lineage) {  // the legacy provenance keeps the old parents and operator
+        st_->legacy = std::make_unique<const SessionLineage>(st_->legacy_from_lineage());
+        st_->legacy_in_lineage = false;
+    }
     st_->lineage = std::move(l);
 }
 void Session::add_lineage_extra(std::string key, boost::json::value value) const {
@@ -402,13 +412,24 @@ void Session::add_lineage_extra(std::string key, boost::json::value value) const
 }
 std::optional<SessionLineage> Session::legacy_lineage() const {
     std::lock_guard lk(st_->mu);
+    if (st_->legacy_in_lineage) return st_->legacy_from_lineage();
     if (!st_->legacy) return std::nullopt;
     return *st_->legacy;
 }
 void Session::set_legacy_lineage(std::optional<SessionLineage> l) const {
     std::lock_guard lk(st_->mu);
+    st_->legacy_in_lineage = false;
     st_->legacy = l ? std::make_unique<const SessionLineage>(std::move(*l)) : nullptr;
 }
+
+namespace detail {
+void keep_legacy_in_lineage(const Session& s) {
+    std::lock_guard lk(s.st_->mu);
+    if (s.st_->lineage.parent_session_ids.size() != 2) return;  // not an operator's two-parent stamp
+    s.st_->legacy.reset();
+    s.st_->legacy_in_lineage = true;
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------- sandbox
 

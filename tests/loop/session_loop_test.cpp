@@ -70,6 +70,31 @@ private:
 
 TEST_SUITE("loop/session_loop") {
 
+TEST_CASE("a loop output's legacy provenance stays its inputs' ids whatever happens to its lineage later") {
+    auto s = loop_test::scripted();
+    s.client->rule(loop_test::text("ok", loop_test::usage(1, 1)));
+    auto user = Session::from_user_message("hi");
+    auto agent = agent_session();
+    const rath::SessionLineage expected{user.id(), agent.id(), "run_session_loop"};
+    Session out = rath::run_session_loop(user, agent, {.provider = s.provider});
+    out.synchronize();
+    CHECK(out.legacy_lineage() == expected);
+    out.add_lineage_extra("note", true);
+    CHECK(out.legacy_lineage() == expected);
+    out.set_lineage(rath::Lineage{{"x"}, "relabelled"});  // the lineage moves on, the legacy record does not
+    CHECK(out.lineage_operator() == "relabelled");
+    CHECK(out.legacy_lineage() == expected);
+    out.set_legacy_lineage(std::nullopt);
+    CHECK_FALSE(out.legacy_lineage().has_value());
+    {
+        rath::lineage::GraphModeOverride off(false);  // no lineage stamp: the legacy record is kept on its own
+        Session out2 = rath::run_session_loop(user, agent, {.provider = s.provider});
+        out2.synchronize();
+        CHECK(out2.parent_session_ids().empty());
+        CHECK(out2.legacy_lineage() == expected);
+    }
+}
+
 TEST_CASE("a loop without tool calls appends one assistant row and stops") {
     auto s = loop_test::scripted();
     s.client->push(loop_test::text("hello there", loop_test::usage(10, 5)));

@@ -92,4 +92,10 @@ private:
 void stamp_new_session(const Session& s, std::vector<std::string> parents, std::string op, LineageKind kind,
                        LineageExtras extras = {});
 
+// An operator's output (the loop, compress): its lineage stamped with the two inputs
+// as parents, and its legacy provenance (SessionLineage) with the same ids and `op`,
+// which shares the lineage's strings while graph mode is on.
+void stamp_operator_output(const Session& out, const Session& user, const Session& agent, std::string op,
+                           LineageKind kind, LineageExtras extras = {});
+
 }  // namespace rath::lineage
