@@ -332,9 +332,13 @@ private:
 
     // Dead or stale? A readable idle plain-TCP socket means EOF, a reset or stray
     // bytes. On TLS a readable socket may just hold a session ticket, so only EOF and
-    // errors count there. One non-blocking peek, never a wait.
+    // errors count there. One non-blocking peek, never a wait; none for a connection
+    // idle for less than a second (servers close idle connections after seconds, and a
+    // reused connection found closed before any answer byte is retried once on a new
+    // one anyway), which spares a fan-out a system call per request.
     bool is_stale(Connection& c, Clock::time_point now) const {
         if (now - c.idle_since > idle_timeout_) return true;
+        if (now - c.idle_since < std::chrono::seconds(1)) return false;
         char b;
         const ssize_t n = ::recv(c.tcp().socket().native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK);

@@ -249,12 +249,19 @@ TEST_CASE("an idle connection closed by the server is not used again") {
         co_return false;  // close right after answering, without announcing it
     });
     HttpClient client(runtime());
+    // Reused within a second, the closed connection is not probed first: the request
+    // finds it closed before any answer byte and is sent again on a new one.
     for (int i = 0; i < 3; ++i) {
         CHECK(client.request({.method = "GET", .url = server.url()}).body == "ok");
-        // Let the FIN arrive so that the pool can see it; either way the request must succeed.
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     CHECK(server.accepted == 3);
+    CHECK(client.stats().stale_retries == 2);
+    // Idle for longer, the pool's probe finds it closed and opens a new one at once.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    CHECK(client.request({.method = "GET", .url = server.url()}).body == "ok");
+    CHECK(server.accepted == 4);
+    CHECK(client.stats().stale_retries == 2);
 }
 
 TEST_CASE("a connection reset in the middle of the body is a closed error without a retry") {
