@@ -4,6 +4,8 @@
 #include <rath/llm/stream_accumulator.hpp>
 #include <rath/net/sse.hpp>
 
+#include <memory>
+
 namespace rath::llm::detail {
 
 namespace {
@@ -63,22 +65,28 @@ boost::asio::awaitable<void> async_run_stream_into(StreamCall call, DeltaCallbac
         std::exception_ptr err{};
         bool delivered = false;
         {
-            StreamState st(call.model, &on_delta, call.make_decoder());
+            // Made when the first body bytes arrive: a stream waiting for its answer (a
+            // fan-out parks thousands) holds no accumulator, decoder or SSE buffer.
+            std::unique_ptr<StreamState> st;
+            auto state = [&]() -> StreamState& {
+                if (!st) st = std::make_unique<StreamState>(call.model, &on_delta, call.make_decoder());
+                return *st;
+            };
             // Named, not a temporary inside the co_await expression (GCC 12).
-            std::function<void(std::string_view)> sink = [&st](std::string_view bytes) { st.feed(bytes); };
+            std::function<void(std::string_view)> sink = [&state](std::string_view bytes) { state().feed(bytes); };
             try {
                 co_await async_send_stream(*call.http, call.request, call.provider, call.secret, call.timeout_seconds,
                                            sink);
-                st.finish(call.provider);
-                out = st.acc.result();
+                state().finish(call.provider);
+                out = st->acc.result();
                 co_return;
             } catch (ProviderError& e) {
-                st.attach_partial(e);
+                if (st) st->attach_partial(e);  // without bytes there is nothing to attach
                 err = std::current_exception();
             } catch (...) {
                 err = std::current_exception();
             }
-            delivered = st.delivered > 0;
+            delivered = st && st->delivered > 0;
         }
         // Never re-send a stream whose deltas already reached the caller.
         std::optional<std::chrono::duration<double>> delay{};
