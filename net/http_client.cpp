@@ -140,6 +140,7 @@ struct ReadWait {
     TcpStream::socket_type* socket = nullptr;
     Clock::time_point expiry{};
     bool timed_out = false;  // set by the sweeper (under the pool's mutex) before it cancels
+    bool linked = false;     // in the pool's list (changed under its mutex by its own coroutine)
     ReadWait* prev = nullptr;
     ReadWait* next = nullptr;
 };
@@ -265,6 +266,7 @@ public:
     void watch(ReadWait& w) {
         std::lock_guard lk(mu_);
         w.timed_out = false;
+        w.linked = true;
         w.prev = reads_tail_;
         w.next = nullptr;
         (reads_tail_ ? reads_tail_->next : reads_head_) = &w;
@@ -274,6 +276,8 @@ public:
     // Returns whether the sweeper timed the wait out.
     bool unwatch(ReadWait& w) {
         std::lock_guard lk(mu_);
+        if (!w.linked) return w.timed_out;
+        w.linked = false;
         (w.prev ? w.prev->next : reads_head_) = w.next;
         (w.next ? w.next->prev : reads_tail_) = w.prev;
         w.prev = w.next = nullptr;
@@ -799,6 +803,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                         auto& sock = tcp.socket();
                         ReadWait wait{&sock, expiry(deadline, options.read_timeout)};
                         pool.watch(wait);
+                        // A frame destroyed while suspended (its runtime going away) still
+                        // leaves the pool's list.
+                        struct Unwatch {
+                            HostPool& pool;
+                            ReadWait& wait;
+                            ~Unwatch() {
+                                if (wait.linked) pool.unwatch(wait);
+                            }
+                        } unwatch_on_exit{pool, wait};
                         auto [wec] = co_await sock.async_wait(tcp::socket::wait_read, tuple_awaitable);
                         const bool timed_out = pool.unwatch(wait);
                         std::size_t n = 0;

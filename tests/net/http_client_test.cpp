@@ -410,6 +410,24 @@ TEST_CASE("a request waiting for its answer ends at once when its awaiting corou
     CHECK(client.stats().connections_open == 0);  // the cancelled exchange's connection is not pooled
 }
 
+TEST_CASE("a runtime shut down while requests wait for their answers leaves the pool consistent") {
+    TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
+        co_await c.sleep(std::chrono::milliseconds(5000));
+        co_return false;
+    });
+    {
+        rath::async::Runtime rt({.threads = 1, .name = "net-shutdown"});
+        HttpClient client(rt, {.read_timeout = std::chrono::milliseconds(200)});
+        std::vector<rath::async::Lazy<HttpResponse>> pending;
+        for (int i = 0; i < 8; ++i) pending.push_back(rt.submit(client.async_request({.method = "GET", .url = server.url()})));
+        for (int i = 0; i < 100 && client.stats().requests_in_flight < 8; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        rt.shutdown();  // the waits are abandoned or cancelled; none may stay in the pool's list
+        for (auto& p : pending) CHECK_THROWS(p.get());
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the read timeout
+    }
+}
+
 TEST_CASE("a body that drips forever hits the total timeout") {
     TestServer server([](ServerConnection& c, const Request&) -> asio::awaitable<bool> {
         co_await c.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
