@@ -4,18 +4,23 @@
 // LLM calls per session against a fake OpenAI-compatible server on loopback.
 //
 //   fanout [--sessions N] [--latency-ms L] [--stream] [--base-url URL] [--threads T]
-//          [--connections C] [--server-threads S] [--raw] [--no-park-probe] [--timeout-s S]
+//          [--connections C] [--max-runs R] [--server-threads S] [--raw] [--no-park-probe]
+//          [--timeout-s S]
 //
 // Modes: rath (default) runs each session through `rath::flow::Agent` — the ten-line
 // script way, `Session out = agent(in)` in a plain loop — and reads every answer;
 // --raw does the same two requests with a bare Beast client (the floor on this
-// machine). Without --base-url a `rath-fake-llm` process is started with latency L.
+// machine), C workers pulling sessions from a queue. The agent runs at most R sessions
+// at once (AgentOptions::max_concurrent_runs; default R = C, as raw's C workers; 0: no
+// bound), the rest waiting before they start. Without --base-url a `rath-fake-llm`
+// process is started with latency L.
 // Every final answer is checked. One JSON line goes to stdout.
 //
 // Parked memory is measured in a child process (this program with --park-probe):
 // after a warm-up it sets the server's latency to 10 minutes through /config, starts
 // N sessions, waits until all N are inside their first LLM call (on the wire or
-// queued for a connection), and reports (RSS - RSS before) / N.
+// queued for a connection) or waiting for the agent to start them (raw: queued for a
+// worker), and reports (RSS - RSS before) / N.
 #include "common/fanout_raw.hpp"
 #include "common/fanout_workload.hpp"
 #include "common/report.hpp"
@@ -63,6 +68,7 @@ struct Options {
     std::string base_url;  // empty: start rath-fake-llm
     int threads = 1;
     std::size_t connections = 4096;
+    long max_runs = -1;  // the agent's max_concurrent_runs; -1: the connection cap, 0: unbounded
     int server_threads = 1;
     bool raw = false;
     bool in_process = false;  // diagnostic: the model answers in process (no HTTP)
@@ -74,7 +80,8 @@ struct Options {
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "fanout: %s\nusage: fanout [--sessions N] [--latency-ms L] [--stream] [--base-url URL] "
-                 "[--threads T] [--connections C] [--server-threads S] [--raw] [--no-park-probe] [--timeout-s S]\n",
+                 "[--threads T] [--connections C] [--max-runs R] [--server-threads S] [--raw] [--no-park-probe] "
+                 "[--timeout-s S]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -100,6 +107,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--base-url") o.base_url = value();
         else if (a == "--threads") o.threads = static_cast<int>(number(1, 256));
         else if (a == "--connections") o.connections = static_cast<std::size_t>(number(1, 1'000'000));
+        else if (a == "--max-runs") o.max_runs = number(0, 100'000'000);
         else if (a == "--server-threads") o.server_threads = static_cast<int>(number(1, 256));
         else if (a == "--raw") o.raw = true;
         else if (a == "--in-process") o.in_process = true;
@@ -110,6 +118,7 @@ Options parse(int argc, char** argv) {
         else usage("unknown argument " + a);
     }
     if (!o.base_url.empty() && o.base_url.back() == '/') o.base_url.pop_back();
+    if (o.max_runs < 0) o.max_runs = static_cast<long>(o.connections);
     return o;
 }
 
@@ -248,6 +257,7 @@ RathSetup make_rath(const Options& o, const std::string& base_url) {
     agent_options.provider = provider;
     agent_options.tools = {word_count};
     agent_options.client = rath::llm::chat_client_for(provider, client_options);
+    agent_options.max_concurrent_runs = static_cast<std::size_t>(o.max_runs);
     if (o.in_process) agent_options.executor = std::make_shared<InProcessModel>();
     // Streaming is what a caller asks for by watching the deltas.
     if (o.stream) agent_options.on_event = [](const rath::llm::StreamDelta&) {};
@@ -363,7 +373,9 @@ int park_probe(const Options& o) {
     } else {
         launch_rath(*rs, t, o.sessions);
     }
-    const long on_wire = static_cast<long>(std::min<std::size_t>(static_cast<std::size_t>(o.sessions), o.connections));
+    std::size_t wire_cap = o.connections;
+    if (!o.raw && o.max_runs > 0) wire_cap = std::min(wire_cap, static_cast<std::size_t>(o.max_runs));
+    const long on_wire = static_cast<long>(std::min<std::size_t>(static_cast<std::size_t>(o.sessions), wire_cap));
     const double t0 = now_s();
     long server_in_flight = 0, client_parked = 0;
     bool parked = false;
@@ -372,8 +384,14 @@ int park_probe(const Options& o) {
         auto stats = rath::bench::control_call(url, "GET", "/stats");
         server_in_flight = static_cast<long>(rath::bench::json_number(stats, "in_flight", 0));
         // rath: every session's first request is inside the HTTP client (on the wire
-        // or queued for a connection). raw: every session starts queued.
-        client_parked = raw ? o.sessions : static_cast<long>(rs->http->stats().requests_in_flight);
+        // or queued for a connection), or the session waits for the agent to start it.
+        // raw: every session starts queued.
+        if (raw) {
+            client_parked = o.sessions;
+        } else {
+            client_parked = static_cast<long>(rs->http->stats().requests_in_flight);
+            if (const auto& gate = rs->agent->admission()) client_parked += static_cast<long>(gate->waiting());
+        }
         if (client_parked >= o.sessions && server_in_flight >= on_wire) {
             parked = true;
             break;
@@ -399,6 +417,7 @@ std::optional<double> run_park_probe(const Options& o, const std::string& url) {
                                      "--sessions",                        std::to_string(o.sessions),
                                      "--threads",                         std::to_string(o.threads),
                                      "--connections",                     std::to_string(o.connections),
+                                     "--max-runs",                        std::to_string(o.max_runs),
                                      "--timeout-s",                       "120"};
     if (o.stream) argv.push_back("--stream");
     if (o.raw) argv.push_back("--raw");
@@ -522,6 +541,7 @@ int main(int argc, char** argv) {
             .add("max_open_fds", static_cast<long long>(sampler.max_fds()))
             .add("threads", o.threads)
             .add("connections", static_cast<long long>(o.connections))
+            .add("max_runs", static_cast<long long>(o.raw ? 0 : o.max_runs))
             .add("llm_requests", server_requests)
             .add("server_cpu_s", rath::bench::json_number(stats, "cpu_s", -1))
             .add("server_connections_peak", rath::bench::json_number(stats, "connections_peak", -1))

@@ -7,6 +7,7 @@
 // and sandbox are readable immediately; reading its transcript or usage waits for
 // the loop (and rethrows its error, once). async_run_session_loop is the same
 // operation for coroutines and returns the finished session.
+#include <rath/async/admission.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/llm/provider.hpp>
 #include <rath/llm/request.hpp>
@@ -70,6 +71,11 @@ struct LoopOptions {
     std::optional<std::string> sandbox_handle_id{};            // recorded in the persisted header
     bool lazy = true;                                          // false: wait before returning
     async::Runtime* runtime = nullptr;                         // default: Runtime::default_runtime()
+    // Bounds how many loops started by run_session_loop run at once: the rest wait, in
+    // call order, before they start (as small records: no coroutine frame, no request
+    // yet). Null: no bound. The coroutine form (async_run_session_loop) is the caller's
+    // own concurrency and does not take a place.
+    std::shared_ptr<async::Admission> admission{};
 };
 
 // The sync facade: never blocks (unless lazy=false); chaining outputs into further

@@ -14,6 +14,7 @@ Agent::Agent(std::string system_prompt, AgentOptions options) : Workflow(options
     if (!provider.model && options_.model) provider.model = options_.model;
     agent_ = register_param("agent", std::make_shared<AgentParam>(
                                          AgentParam{Session::from_agent_prompt(std::move(system_prompt)), provider}));
+    if (options_.max_concurrent_runs > 0) admission_ = std::make_shared<async::Admission>(options_.max_concurrent_runs);
 }
 
 std::shared_ptr<const LoopOptions> Agent::loop_options() const {
@@ -32,6 +33,7 @@ std::shared_ptr<const LoopOptions> Agent::loop_options() const {
     o->persist = options_.persist;
     o->persist_path = options_.persist_path;
     o->runtime = options_.runtime;
+    o->admission = admission_;
     if (!o->client && !o->executor) {
         // One client per snapshot, shared by its sessions, instead of one per run (each
         // resolving key, URL and headers again). Built here, on the caller's thread; if

@@ -501,7 +501,10 @@ Session run_session_loop(const Session& user, const Session& agent, std::shared_
     Session out = make_output(user, agent);
     const bool lazy = options->lazy;
     auto st = std::make_shared<LoopState>(LoopState{out, user, agent, std::move(options)});
-    rt.submit_into(loop_body(st), st->result);
+    if (st->opt->admission)
+        rt.submit_into(st->opt->admission, [st] { return loop_body(st); }, st->result);
+    else
+        rt.submit_into(loop_body(st), st->result);
     out.set_pending(st->result);
     if (!lazy) out.synchronize();
     return out;

@@ -3,6 +3,7 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/flow/agent.hpp>
 #include <rath/llm/error.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/registry.hpp>
@@ -10,6 +11,8 @@
 #include <rath/session_loop.hpp>
 #include <rath/tool/typed_tool.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/describe.hpp>
 #include <boost/json.hpp>
 #include <doctest/doctest.h>
@@ -64,6 +67,26 @@ public:
 
 private:
     rath::async::Lazy<void> gate_;
+};
+
+// Answers after a short timer and records how many calls were in flight at once.
+class CountingExecutor : public rath::LoopExecutor {
+public:
+    asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest) override {
+        const int now = ++in_flight;
+        int seen = peak.load();
+        while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+        }
+        asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(3));
+        co_await t.async_wait(asio::use_awaitable);
+        --in_flight;
+        rath::llm::ChatResponse r;
+        rath::llm::ChatChoice c;
+        c.message.content = "counted";
+        r.choices.push_back(c);
+        co_return r;
+    }
+    std::atomic<int> in_flight{0}, peak{0};
 };
 
 }  // namespace
@@ -154,6 +177,53 @@ TEST_CASE("chaining loops does not block the caller and the chain materializes i
     REQUIRE(rows.size() == 3);  // user, a's answer, b's answer
     CHECK(content_of(rows[1]) == "opened");
     CHECK(content_of(rows[2]) == "opened");
+}
+
+TEST_CASE("an admission gate runs at most its limit of loops and starts the rest in call order") {
+    auto exec = std::make_shared<CountingExecutor>();
+    auto gate = std::make_shared<rath::async::Admission>(3);
+    auto agent = agent_session();
+    std::vector<Session> outs;
+    for (int i = 0; i < 30; ++i)
+        outs.push_back(rath::run_session_loop(Session::from_user_message("n" + std::to_string(i)), agent,
+                                              {.executor = exec, .admission = gate}));
+    CHECK(gate->waiting() >= 20);  // the rest wait before they start
+    for (auto& o : outs) {
+        auto rows = o.chunks();
+        REQUIRE(rows.size() == 2);
+        CHECK(content_of(rows[1]) == "counted");
+    }
+    CHECK(exec->peak.load() <= 3);
+    CHECK(exec->peak.load() >= 1);
+    CHECK(gate->waiting() == 0);
+}
+
+TEST_CASE("a chain of loops through one gate of one place does not deadlock") {
+    rath::async::Lazy<void> open;
+    auto exec = std::make_shared<GateExecutor>(open);
+    auto gate = std::make_shared<rath::async::Admission>(1);
+    auto agent = agent_session();
+    Session a = rath::run_session_loop(Session::from_user_message("one"), agent, {.executor = exec, .admission = gate});
+    Session b = rath::run_session_loop(a, agent, {.executor = exec, .admission = gate});  // waits for a's place
+    Session c = rath::run_session_loop(b, agent, {.executor = exec, .admission = gate});
+    CHECK(gate->waiting() == 2);
+    open.set_value();
+    auto rows = c.chunks();
+    REQUIRE(rows.size() == 4);  // user, then one answer per loop
+    CHECK(content_of(rows[3]) == "opened");
+}
+
+TEST_CASE("an agent with max_concurrent_runs queues its runs beyond the bound") {
+    auto exec = std::make_shared<CountingExecutor>();
+    rath::flow::Agent agent("You count.", {.model = "m", .executor = exec, .max_concurrent_runs = 2});
+    REQUIRE(agent.admission());
+    CHECK(agent.admission()->limit() == 2);
+    std::vector<Session> outs;
+    for (int i = 0; i < 12; ++i) outs.push_back(agent(Session::from_user_message("x")));
+    for (auto& o : outs) CHECK(o.text() == std::optional<std::string>("counted"));
+    CHECK(exec->peak.load() <= 2);
+    rath::flow::Agent unbounded("You count.", {.model = "m", .executor = exec});
+    CHECK_FALSE(unbounded.admission());
 }
 
 TEST_CASE("a plain loop over ten thousand inputs fans out by itself") {

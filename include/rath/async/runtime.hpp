@@ -3,6 +3,7 @@
 // I/O, plus a separate pool for blocking work (file I/O, SQLite, fsync). A
 // process-wide default runtime starts on first use and is drained and shut down at
 // exit; users may create their own and pass it explicitly.
+#include <rath/async/admission.hpp>
 #include <rath/async/error.hpp>
 #include <rath/async/lazy.hpp>
 #include <rath/async/strand.hpp>
@@ -87,6 +88,14 @@ public:
     // it runs (what a long-parked agent loop holds).
     template <class T>
     void submit_into(boost::asio::awaitable<void> op, Lazy<T> result);
+    // The same, started when `gate` admits it: until then the operation is not made
+    // (`make()` is called when it starts, so a waiting task holds no coroutine frame),
+    // and a shutdown fails `result` as for any task. The task leaves the gate when it
+    // ends. `make` is called once and then dropped: it must return a coroutine that
+    // does not refer to `make` itself (call a function taking its state by value, not
+    // a coroutine lambda with captures).
+    template <class T, class Make>
+    void submit_into(std::shared_ptr<Admission> gate, Make make, Lazy<T> result);
 
     // Runs a blocking callable on the blocking pool and resumes the calling
     // coroutine on its own executor with the result (or exception). R must be
@@ -179,6 +188,35 @@ void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
     };
     boost::asio::co_spawn(task->executor, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
+}
+
+template <class T, class Make>
+void Runtime::submit_into(std::shared_ptr<Admission> gate, Make make, Lazy<T> result) {
+    check_open();
+    std::shared_ptr<detail::LazyCore> core = result.core();
+    auto task = new_task(core);
+    const std::uint64_t id = register_task(task);  // a shutdown fails `result` even while it waits
+    // The queued function does not own the gate (the gate owns its queue); a started
+    // task does, until it leaves.
+    Admission* g = gate.get();
+    g->enter([this, g, task = std::move(task), id, core = std::move(core), make = std::move(make)]() mutable -> bool {
+        if (is_shut_down()) {
+            core->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation started")));
+            finish_task(id);
+            return false;
+        }
+        auto on_done = [this, id, core, held = g->shared_from_this()](std::exception_ptr e) {
+            if (e || !core->ready()) {
+                if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
+                core->fail(std::move(e));
+            }
+            finish_task(id);
+            held->leave();
+        };
+        boost::asio::co_spawn(task->executor, make(),
+                              boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
+        return true;
+    });
 }
 
 namespace detail {

@@ -31,6 +31,11 @@ struct AgentOptions {
     // environment are read then, not per run).
     std::shared_ptr<llm::ChatClient> client{};
     async::Runtime* runtime = nullptr;
+    // 0: every run starts at once. N: at most N of this agent's runs (called through
+    // forward / operator()) run at a time; the others wait, in call order, before they
+    // start, holding no frames or requests (see LoopOptions::admission). For fan-outs
+    // far wider than the connection cap, e.g. the cap or twice it.
+    std::size_t max_concurrent_runs = 0;
 };
 
 class Agent : public Workflow {
@@ -48,6 +53,8 @@ public:
     // Removes every tool of that name.
     void unregister_tool(std::string_view name);
     const AgentOptions& options() const noexcept { return options_; }
+    // The gate of max_concurrent_runs (null without one): active() and waiting() runs.
+    const std::shared_ptr<async::Admission>& admission() const noexcept { return admission_; }
 
 private:
     // One read-only snapshot shared by the agent's sessions, rebuilt when the tools or
@@ -55,6 +62,7 @@ private:
     std::shared_ptr<const LoopOptions> loop_options() const;
     AgentOptions options_;
     std::shared_ptr<AgentParam> agent_;
+    std::shared_ptr<async::Admission> admission_;
     mutable std::mutex snapshot_mu_;
     mutable std::shared_ptr<const LoopOptions> snapshot_;
 };
