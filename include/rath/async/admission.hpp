@@ -13,6 +13,8 @@
 namespace rath::async {
 
 // Owned by a shared_ptr (Runtime::submit_into keeps it alive while admitted work runs).
+// Work queued by Runtime::submit_into refers to its runtime: give a gate work of one
+// runtime, which must outlive the work waiting at the gate (as it outlives any task).
 class Admission : public std::enable_shared_from_this<Admission> {
 public:
     // limit >= 1 (0 is taken as 1).
