@@ -6,6 +6,16 @@ namespace rath::async {
 
 Admission::Admission(std::size_t limit) : limit_(limit == 0 ? 1 : limit) {}
 
+// Runs a start that holds a place; a start that throws gives its place to the next in line.
+bool Admission::run(Start& start) {
+    try {
+        return start();
+    } catch (...) {
+        leave();
+        throw;
+    }
+}
+
 void Admission::enter(Start start) {
     {
         std::lock_guard lk(mu_);
@@ -15,14 +25,7 @@ void Admission::enter(Start start) {
         }
         ++active_;
     }
-    bool taken = false;
-    try {
-        taken = start();
-    } catch (...) {
-        leave();  // the place goes to the next in line
-        throw;
-    }
-    if (!taken) leave();
+    if (!run(start)) leave();
 }
 
 void Admission::leave() {
@@ -38,14 +41,7 @@ void Admission::leave() {
             next = std::move(queue_.front());  // the place passes straight to it: active_ stays
             queue_.pop_front();
         }
-        bool taken = false;
-        try {
-            taken = next();
-        } catch (...) {
-            leave();
-            throw;
-        }
-        if (taken) return;
+        if (run(next)) return;
     }
 }
 

@@ -121,6 +121,14 @@ void Runtime::finish_task(std::uint64_t id) {
     if (tasks_.empty()) tasks_cv_.notify_all();
 }
 
+void Runtime::end_into_task(std::uint64_t id, detail::LazyCore& core, std::exception_ptr e) {
+    if (e || !core.ready()) {  // usually the operation published its result: nothing to build
+        if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
+        core.fail(std::move(e));  // a no-op if a result arrived meanwhile
+    }
+    finish_task(id);
+}
+
 std::size_t Runtime::in_flight() const {
     std::lock_guard lk(tasks_mu_);
     return tasks_.size();

@@ -785,14 +785,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 const char* phase = parser.is_header_done() ? "reading response body" : "reading response header";
                 error_code ec;
                 bool progressed = false;
-                if (c.buffer.size() > 0) {
-                    // Bytes already read (the rest of an answer, or a header cut short)
-                    // are parsed before anything is read.
-                    const std::size_t used = parser.put(c.buffer.data(), ec);
-                    c.buffer.consume(used);
-                    if (ec == http::error::need_more) ec = {};
-                    progressed = used > 0 || ec;
-                }
+                // Bytes already read (the rest of an answer, or a header cut short) are
+                // parsed before anything is read.
+                if (c.buffer.size() > 0) progressed = detail::parse_pending(parser, c.buffer, ec) > 0 || ec;
                 if (!progressed) {
                     if (plain && tcp.socket().non_blocking()) {
                         // Wait until the socket is readable, then read what is there into
@@ -822,14 +817,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                             if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};  // woken early
                         }
                         if (n > 0) {
-                            x.any_byte = true;
-                            const char* data = thread_read_buffer();
-                            if (c.buffer.size() > 0) {
-                                detail::keep_unparsed(c.buffer, data, n);  // completes what is buffered: parsed at the top
-                                continue;
-                            }
-                            const std::size_t used = detail::feed(parser, data, n, ec);
-                            if (!ec) detail::keep_unparsed(c.buffer, data + used, n - used);  // after a complete answer: not reused
+                            x.any_byte = true;  // even if the parser rejects them: never re-sent
+                            // Bytes left after a complete answer stay buffered: the connection is then not reused.
+                            detail::parse_read(parser, c.buffer, thread_read_buffer(), n, ec);
                         } else if (ec == asio::error::eof) {
                             ec = {};
                             if (parser.got_some())

@@ -37,4 +37,31 @@ std::size_t feed(boost::beast::http::basic_parser<isRequest>& parser, const char
     return off;
 }
 
+// Parses what `pending` holds (bytes read earlier that the parser could not use yet)
+// and drops what it used; returns how many bytes that was. `ec` is a parse error
+// (never need_more).
+template <bool isRequest>
+std::size_t parse_pending(boost::beast::http::basic_parser<isRequest>& parser, boost::beast::flat_buffer& pending,
+                          boost::system::error_code& ec) {
+    const std::size_t used = parser.put(pending.data(), ec);
+    pending.consume(used);
+    if (ec == boost::beast::http::error::need_more) ec = {};
+    return used;
+}
+
+// Parses `n` bytes just read into this thread's buffer: after what `pending` holds, if
+// anything, else straight from the buffer; bytes the parser cannot use yet stay in
+// `pending`. `ec` is a parse error.
+template <bool isRequest>
+void parse_read(boost::beast::http::basic_parser<isRequest>& parser, boost::beast::flat_buffer& pending,
+                const char* data, std::size_t n, boost::system::error_code& ec) {
+    if (pending.size() > 0) {
+        keep_unparsed(pending, data, n);
+        parse_pending(parser, pending, ec);
+        return;
+    }
+    const std::size_t used = feed(parser, data, n, ec);
+    if (!ec) keep_unparsed(pending, data + used, n - used);
+}
+
 }  // namespace rath::net::detail

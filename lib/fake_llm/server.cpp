@@ -10,6 +10,7 @@
 #include "lib/fake_llm/json_out.hpp"
 #include "lib/fake_llm/render.hpp"
 #include "net/read_buffer.hpp"
+#include "net/url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -85,9 +86,7 @@ struct RequestHead {
     }
 };
 
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && boost::beast::iequals(a, b);
-}
+using net::detail::iequals;  // header names and values compare case-insensitively
 
 // A request parser that copies the method, target, the few headers the engine reads
 // and the body into a RequestHead; every other field is skipped (Beast's basic_fields
@@ -308,9 +307,7 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
             bool continued = false;
             while (!parser.is_done()) {
                 if (pending.size() > 0) {
-                    const std::size_t used = parser.put(pending.data(), rec);
-                    pending.consume(used);
-                    if (rec == http::error::need_more) rec = {};
+                    const std::size_t used = net::detail::parse_pending(parser, pending, rec);
                     if (rec) break;
                     if (used > 0) continue;
                 }
@@ -340,13 +337,8 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
                     break;
                 }
                 if (rec) break;
-                if (pending.size() > 0) {
-                    net::detail::keep_unparsed(pending, data, n);  // completes what is pending: parsed at the top
-                    continue;
-                }
-                const std::size_t used = net::detail::feed(parser, data, n, rec);
+                net::detail::parse_read(parser, pending, data, n, rec);  // a header cut short or a pipelined request stays pending
                 if (rec) break;
-                net::detail::keep_unparsed(pending, data + used, n - used);  // a header cut short, or a pipelined request
             }
             if (rec) {
                 const bool protocol_error = rec.category() == http::make_error_code(http::error::bad_target).category() &&

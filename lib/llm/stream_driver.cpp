@@ -96,10 +96,4 @@ boost::asio::awaitable<void> async_run_stream_into(StreamCall call, DeltaCallbac
     }
 }
 
-boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta) {
-    ChatResponse out;
-    co_await async_run_stream_into(std::move(call), std::move(on_delta), out);
-    co_return out;
-}
-
 }  // namespace rath::llm::detail

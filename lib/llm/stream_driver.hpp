@@ -42,8 +42,7 @@ struct StreamCall {
 // calls): only the open phase is retried, never a stream whose deltas already reached
 // the caller.
 // The result goes into `out`, borrowed from the caller (no result slot in the frame a
-// waiting stream keeps); async_run_stream returns it instead.
+// waiting stream keeps).
 boost::asio::awaitable<void> async_run_stream_into(StreamCall call, DeltaCallback on_delta, ChatResponse& out);
-boost::asio::awaitable<ChatResponse> async_run_stream(StreamCall call, DeltaCallback on_delta);
 
 }  // namespace rath::llm::detail

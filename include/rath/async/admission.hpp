@@ -41,6 +41,8 @@ public:
     std::size_t waiting() const;  // queued
 
 private:
+    bool run(Start& start);
+
     const std::size_t limit_;
     mutable std::mutex mu_;
     std::size_t active_ = 0;

@@ -131,6 +131,9 @@ private:
     std::shared_ptr<Task> new_task(std::shared_ptr<detail::LazyCore> result);
     std::uint64_t register_task(std::shared_ptr<Task> t);
     void finish_task(std::uint64_t id);
+    // A submit_into task ended: fails its result if the operation threw or published
+    // none, then finishes the task.
+    void end_into_task(std::uint64_t id, detail::LazyCore& core, std::exception_ptr e);
     void check_open() const;
 
     RuntimeOptions options_;
@@ -176,16 +179,7 @@ void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
     std::shared_ptr<detail::LazyCore> core = result.core();
     auto task = new_task(core);
     std::uint64_t id = register_task(task);
-    auto on_done = [this, id, core = std::move(core)](std::exception_ptr e) {
-        // The usual path: the operation published its result; nothing to build.
-        if (!e && core->ready()) {
-            finish_task(id);
-            return;
-        }
-        if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
-        core->fail(std::move(e));  // a no-op if a result arrived meanwhile
-        finish_task(id);
-    };
+    auto on_done = [this, id, core = std::move(core)](std::exception_ptr e) { end_into_task(id, *core, std::move(e)); };
     boost::asio::co_spawn(task->executor, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
 }
@@ -206,11 +200,7 @@ void Runtime::submit_into(std::shared_ptr<Admission> gate, Make make, Lazy<T> re
             return false;
         }
         auto on_done = [this, id, core, held = g->shared_from_this()](std::exception_ptr e) {
-            if (e || !core->ready()) {
-                if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
-                core->fail(std::move(e));
-            }
-            finish_task(id);
+            end_into_task(id, *core, std::move(e));
             held->leave();
         };
         boost::asio::co_spawn(task->executor, make(),

@@ -84,6 +84,12 @@ public:
 protected:
     explicit ChatClient(rath::async::Runtime* rt) : runtime_(rt) {}
 
+    // For clients that write answers in place: the borrowed value calls made from their
+    // *_into calls (started now, while `request` lives), the answer kept in a slot that
+    // travels with the returned awaitable.
+    boost::asio::awaitable<ChatResponse> complete_by_into(const ChatRequest& request);
+    boost::asio::awaitable<ChatResponse> stream_by_into(const ChatRequest& request, DeltaCallback on_delta);
+
 private:
     rath::async::Runtime* runtime_;
 };

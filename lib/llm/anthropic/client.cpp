@@ -125,13 +125,7 @@ detail::StreamCall AnthropicChatClient::stream_call(const ChatRequest& request) 
 }
 
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete_borrowed(const ChatRequest& request) {
-    return detail::start_or_fail<ChatResponse>([&] {
-        std::optional<double> timeout;
-        std::string model;
-        net::HttpRequest req = http_request(request, false, timeout, model);
-        return detail::async_send_parsed<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout, retry_,
-                                                       &parse_response);
-    });
+    return complete_by_into(request);
 }
 
 boost::asio::awaitable<void> AnthropicChatClient::async_complete_into(const ChatRequest& request, ChatResponse& out) {
@@ -145,9 +139,8 @@ boost::asio::awaitable<void> AnthropicChatClient::async_complete_into(const Chat
 }
 
 boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream_borrowed(const ChatRequest& request,
-                                                                             DeltaCallback on_delta) {
-    return detail::start_or_fail<ChatResponse>(
-        [&] { return detail::async_run_stream(stream_call(request), std::move(on_delta)); });
+                                                                                DeltaCallback on_delta) {
+    return stream_by_into(request, std::move(on_delta));
 }
 
 boost::asio::awaitable<void> AnthropicChatClient::async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
