@@ -150,17 +150,26 @@ asio::awaitable<void> feed(asio::posix::stream_descriptor& d, const std::string&
 
 // Completes when the child has exited (without reaping it, so its pid, which is
 // also the process-group id, stays reserved until we kill the group and reap).
+bool has_exited(pid_t pid) {
+    siginfo_t si{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid) {
     if (pidfd) {
-        co_await pidfd->async_wait(asio::posix::stream_descriptor::wait_read, use_awaitable);
+        // A reactor wait can wake without the pidfd being readable (with several io
+        // threads, a readiness event of a just-closed descriptor can land on the
+        // registration that replaced it). Treating that as an exit would SIGKILL a
+        // live child, so the exit is confirmed, leaving the zombie in place.
+        do {
+            co_await pidfd->async_wait(asio::posix::stream_descriptor::wait_read, use_awaitable);
+        } while (!has_exited(pid));
         co_return;
     }
     // No pidfd (kernel < 5.3): poll with WNOWAIT so the zombie is left in place.
     asio::steady_timer t(co_await asio::this_coro::executor);
     for (;;) {
-        siginfo_t si{};
-        if (::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
-            co_return;
+        if (has_exited(pid)) co_return;
         t.expires_after(std::chrono::milliseconds(5));
         co_await t.async_wait(use_awaitable);
     }

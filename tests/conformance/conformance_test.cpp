@@ -139,6 +139,7 @@ TEST_CASE("a command timeout gives the timeout failure and the sandbox stays usa
         auto again = sb->dispatch(shell("sleep 5", 0.3));
         CHECK(failure(again).kind == "timeout");
         auto after = as<rb::CommandResult>(sb->dispatch(argv({"python3", "-c", "print('after')"})));
+        CAPTURE(after.stderr_data);
         CHECK(after.exit_code == 0);
         CHECK(after.stdout_data == "after\n");
         f.b.close(sb);
