@@ -71,18 +71,23 @@ struct KeyedStrands::Registry {
 KeyedStrands::KeyedStrands(executor_type ex, bool inline_ops) : reg_(std::make_shared<Registry>(ex, inline_ops)) {}
 KeyedStrands::~KeyedStrands() = default;
 
-KeyedStrands::Lease KeyedStrands::acquire(std::string_view key) {
+template <class Key>
+KeyedStrands::Lease KeyedStrands::acquire_key(Key&& key) {
     std::lock_guard lk(reg_->mu);
-    auto it = reg_->entries.find(key);
+    auto it = reg_->entries.find(std::string_view(key));
     if (it == reg_->entries.end()) {
         std::optional<strand_type> strand;
         if (!reg_->inline_ops) strand.emplace(boost::asio::make_strand(reg_->ex));
-        it = reg_->entries.emplace(std::string(key), Entry{nullptr, std::move(strand), 0, false, {}}).first;
+        it = reg_->entries.emplace(std::string(std::forward<Key>(key)), Entry{nullptr, std::move(strand), 0, false, {}})
+                 .first;
         it->second.key = &it->first;
     }
     ++it->second.leases;
     return Lease(reg_, &it->second);
 }
+
+KeyedStrands::Lease KeyedStrands::acquire(std::string_view key) { return acquire_key(key); }
+KeyedStrands::Lease KeyedStrands::acquire(std::string&& key) { return acquire_key(std::move(key)); }
 
 std::size_t KeyedStrands::size() const {
     std::lock_guard lk(reg_->mu);

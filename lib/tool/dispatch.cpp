@@ -81,9 +81,10 @@ std::pair<std::string, std::string> describe_exception(std::exception_ptr e) {
 namespace {
 // Tool group + ("unsafe") or ("safe", key...); \x1f separates parts so that no key
 // text can forge another lane.
-std::string base_lane(const FlowToolCall& tool, const ResourceKey& key) {
+// `spare`: room reserved for what the caller appends.
+std::string base_lane(const FlowToolCall& tool, const ResourceKey& key, std::size_t spare = 0) {
     std::string lane = tool.lane_group();
-    std::size_t size = lane.size() + 7;
+    std::size_t size = lane.size() + 7 + spare;
     for (auto& k : key) size += k.size() + 1;
     lane.reserve(size);
     auto add = [&](std::string_view part) {
@@ -189,18 +190,22 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     //    even while its sandbox is being opened lazily), then the sandbox's lane (two
     //    sessions sharing a sandbox take turns). Always in that order: no cycles.
     //    Parallel-safe tools are laned per session too (see lane_key).
-    std::string base = base_lane(*tool, key);
+    const bool per_session = tool->sandbox_scoped() || tool->parallel_safe();
+    const std::size_t suffix = per_session ? 9 + session.id().size() : 0;
+    std::string base = base_lane(*tool, key, suffix);
+    // Only a sandbox-scoped tool needs the frame that opens the sandbox and its lane
+    // (and keeps `base` for it); the others' lane is `base` itself, grown in place.
     std::string outer;
-    if (tool->sandbox_scoped() || tool->parallel_safe()) {
-        outer.reserve(base.size() + 9 + session.id().size());
-        outer.append(base).append("\x1fsession:").append(session.id());
+    if (tool->sandbox_scoped()) {
+        outer.reserve(base.size() + suffix);
+        outer.append(base);
     } else {
-        outer = base;
+        outer = std::move(base);
     }
-    // Only a sandbox-scoped tool needs the frame that opens the sandbox and its lane.
+    if (per_session) outer.append("\x1fsession:").append(session.id());
     auto op = tool->sandbox_scoped() ? sandbox_call(rt, tool, session, std::move(args), std::move(base))
                                      : guarded_call(tool, session, std::move(args));
-    return rt.strands().async_run(outer, std::move(op));
+    return rt.strands().async_run(std::move(outer), std::move(op));
 }
 
 ToolDispatchResult dispatch_flow_tool(const Session& session, FlowToolPtr tool, json::object arguments,

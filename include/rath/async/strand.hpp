@@ -77,6 +77,9 @@ public:
     };
 
     Lease acquire(std::string_view key);
+    // The same, keeping `key` itself when the key is new (no copy of a built lane key).
+    Lease acquire(std::string&& key);
+    Lease acquire(const char* key) { return acquire(std::string_view(key)); }
 
     // Runs `op` on the key's strand with exclusive use of its lane: operations with
     // the same key run one at a time in the order async_run was *called* (the place in
@@ -84,15 +87,28 @@ public:
     // keys run in parallel.
     template <class T>
     boost::asio::awaitable<T> async_run(std::string_view key, boost::asio::awaitable<T> op) {
-        Lease lease = acquire(key);
-        Lazy<void> granted = lease.request_lock();
-        return run_granted(std::move(lease), std::move(granted), std::move(op));
+        return run_leased(acquire(key), std::move(op));
+    }
+    template <class T>
+    boost::asio::awaitable<T> async_run(std::string&& key, boost::asio::awaitable<T> op) {
+        return run_leased(acquire(std::move(key)), std::move(op));
+    }
+    template <class T>
+    boost::asio::awaitable<T> async_run(const char* key, boost::asio::awaitable<T> op) {
+        return run_leased(acquire(std::string_view(key)), std::move(op));
     }
 
     // Keys currently held or queued (for tests and metrics).
     std::size_t size() const;
 
 private:
+    template <class Key>
+    Lease acquire_key(Key&& key);
+    template <class T>
+    static boost::asio::awaitable<T> run_leased(Lease lease, boost::asio::awaitable<T> op) {
+        Lazy<void> granted = lease.request_lock();
+        return run_granted(std::move(lease), std::move(granted), std::move(op));
+    }
     template <class T>
     static boost::asio::awaitable<T> run_granted(Lease lease, Lazy<void> granted, boost::asio::awaitable<T> op);
     std::shared_ptr<Registry> reg_;
