@@ -9,11 +9,13 @@
 #include <rath/backend/trusted_host.hpp>
 
 #include <rath/async/block_on.hpp>
+#include <rath/async/task_group.hpp>
 
 #include "lib/backend/process.hpp"
 
 #include <boost/json/parse.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -386,4 +388,35 @@ TEST_CASE("output a child wrote just before exiting is kept even with no pipe gr
         CHECK(o.out == std::string(60000, 'x'));
         CHECK(o.err == "done");
     }
+}
+
+namespace {
+// One lane: a command killed at its timeout, then a quick one that must run to its end.
+boost::asio::awaitable<void> timeout_then_quick(int rounds, std::atomic<int>* bad) {
+    for (int i = 0; i < rounds; ++i) {
+        rath::backend::detail::SpawnRequest slow;
+        slow.argv = {"/bin/sleep", "5"};
+        slow.env = {"PATH=/usr/bin:/bin"};
+        slow.timeout = std::chrono::milliseconds(20);
+        auto s = co_await rath::backend::detail::async_run_process(std::move(slow));
+        if (!s.timed_out) ++*bad;
+        rath::backend::detail::SpawnRequest quick;
+        quick.argv = {"/bin/echo", "ok"};
+        quick.env = {"PATH=/usr/bin:/bin"};
+        auto q = co_await rath::backend::detail::async_run_process(std::move(quick));
+        if (q.timed_out || q.exit_code != 0 || q.out != "ok\n") ++*bad;
+    }
+}
+}  // namespace
+
+TEST_CASE("a command started as another's descriptors close is never taken for exited") {
+    // With several io threads, a readiness event of a just-closed pidfd can complete
+    // the wait on the pidfd that replaced it. The exit path must not trust that wake-up
+    // alone: it would SIGKILL a live child (seen as exit -9 with no output).
+    rath::async::Runtime rt({.threads = 2});
+    std::atomic<int> bad{0};
+    rath::async::TaskGroup<void> g(rt);
+    for (int lane = 0; lane < 6; ++lane) g.spawn(timeout_then_quick(8, &bad));
+    g.join();
+    CHECK(bad.load() == 0);
 }
