@@ -1,12 +1,12 @@
 // run_session_compress (session.md §3).
 #include <rath/session_compress.hpp>
 
+#include "lib/loop/operator_output.hpp"
+
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/registry.hpp>
-#include <rath/session/lineage_recorder.hpp>
 #include <rath/session/messages.hpp>
 #include <rath/session/persistence/async_writer.hpp>
-#include <rath/session/registry.hpp>
 
 #include <boost/json.hpp>
 
@@ -92,22 +92,9 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
 }
 
 Session make_compress_output(const Session& user, const Session& agent) {
-    SessionOptions so;
-    so.sandbox_backend = user.sandbox_backend();
-    so.sandbox_spec = user.sandbox_spec();
-    Session out(ChunkTable{}, std::move(so));
-    if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
-    lineage::stamp_operator_output(out, user, agent, "run_session_compress", LineageKind::op_session_compress,
-                                   {{"compression.lossy", true}, {"compression.rows_out", 1}});
-    return out;
-}
-
-void register_all(const Session& user, const Session& agent, const Session& out) {
-    auto& r = session_registry();
-    r.register_session(user);
-    r.register_session(agent);
-    r.register_session(out);
-    r.set_active(out);
+    return detail::make_operator_output(user, agent, ChunkTable{}, "run_session_compress",
+                                        LineageKind::op_session_compress,
+                                        {{"compression.lossy", true}, {"compression.rows_out", 1}});
 }
 
 }  // namespace
@@ -115,7 +102,7 @@ void register_all(const Session& user, const Session& agent, const Session& out)
 Session run_session_compress(const Session& user, const Session& agent, CompressOptions options) {
     async::Runtime& rt = options.runtime ? *options.runtime : async::Runtime::default_runtime();
     Session out = make_compress_output(user, agent);
-    if (options.register_sessions) register_all(user, agent, out);
+    if (options.register_sessions) detail::register_operator_sessions(user, agent, out);
     auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});
     out.set_pending(rt.submit(compress_body(st)));
     return out;
@@ -123,7 +110,7 @@ Session run_session_compress(const Session& user, const Session& agent, Compress
 
 asio::awaitable<Session> async_run_session_compress(Session user, Session agent, CompressOptions options) {
     Session out = make_compress_output(user, agent);
-    if (options.register_sessions) register_all(user, agent, out);
+    if (options.register_sessions) detail::register_operator_sessions(user, agent, out);
     auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});
     auto m = co_await compress_body(st);
     (void)m;

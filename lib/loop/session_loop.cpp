@@ -7,7 +7,6 @@
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/llm/usage.hpp>
-#include <rath/session/lineage_recorder.hpp>
 #include <rath/session/messages.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 #include <rath/session/registry.hpp>
@@ -16,6 +15,7 @@
 #include <rath/tool/tool_table.hpp>
 
 #include "lib/core/pyjson.hpp"
+#include "lib/loop/operator_output.hpp"
 #include "lib/core/pyrepr.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -454,18 +454,10 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopState> st) {
 // §2.1 steps 2–5: the output session, built eagerly on the caller's thread, and the
 // registry entries (user, agent, out; out active).
 Session make_output(const Session& user, const Session& agent) {
-    SessionOptions so;
-    so.sandbox_backend = user.sandbox_backend();
-    so.sandbox_spec = user.sandbox_spec();
     // A pending user session contributes its rows when the loop has waited for it.
-    Session out(user.pending() ? ChunkTable{} : user.raw_chunks(), std::move(so));
-    if (auto sb = user.sandbox(); sb && !sb->closed()) out.bind_sandbox(sb);
-    lineage::stamp_operator_output(out, user, agent, "run_session_loop", LineageKind::op_session_loop);
-    auto& registry = session_registry();
-    registry.register_session(user);
-    registry.register_session(agent);
-    registry.register_session(out);
-    registry.set_active(out);
+    Session out = detail::make_operator_output(user, agent, user.pending() ? ChunkTable{} : user.raw_chunks(),
+                                               "run_session_loop", LineageKind::op_session_loop);
+    detail::register_operator_sessions(user, agent, out);
     return out;
 }
 
