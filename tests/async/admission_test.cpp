@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/gauge.hpp"
+
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -21,15 +23,11 @@ using rath::async::Runtime;
 namespace {
 // Coroutines take their state by value: a submitted `make` is called once and dropped,
 // so a coroutine lambda's captures would not outlive it.
-asio::awaitable<void> measured(std::atomic<int>* running, std::atomic<int>* peak, std::atomic<int>* done, int i,
-                               Lazy<int> out) {
-    const int now = ++*running;
-    int seen = peak->load();
-    while (now > seen && !peak->compare_exchange_weak(seen, now)) {
-    }
+asio::awaitable<void> measured(rath_test::Gauge* running, std::atomic<int>* done, int i, Lazy<int> out) {
+    running->enter();
     asio::steady_timer t(co_await asio::this_coro::executor, 2ms);
     co_await t.async_wait(asio::use_awaitable);
-    --*running;
+    running->leave();
     ++*done;
     out.set_value(i);
 }
@@ -87,17 +85,18 @@ TEST_CASE("a start that throws gives its place to the next in line and reaches t
 TEST_CASE("tasks submitted through a gate run at most limit at a time and all finish") {
     Runtime rt({.threads = 2, .name = "admission"});
     auto gate = std::make_shared<Admission>(3);
-    std::atomic<int> running{0}, peak{0}, done{0};
+    rath_test::Gauge running;
+    std::atomic<int> done{0};
     std::vector<Lazy<int>> results;
     for (int i = 0; i < 40; ++i) {
         Lazy<int> r;
-        rt.submit_into(gate, [&running, &peak, &done, i, r] { return measured(&running, &peak, &done, i, r); }, r);
+        rt.submit_into(gate, [&running, &done, i, r] { return measured(&running, &done, i, r); }, r);
         results.push_back(r);
     }
     for (int i = 0; i < 40; ++i) CHECK(results[i].get() == i);
     CHECK(done == 40);
-    CHECK(peak.load() <= 3);
-    CHECK(peak.load() >= 2);
+    CHECK(running.peak.load() <= 3);
+    CHECK(running.peak.load() >= 2);
     for (int i = 0; i < 100 && gate->active() > 0; ++i) std::this_thread::sleep_for(1ms);
     CHECK(gate->active() == 0);
     CHECK(rt.in_flight() == 0);

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/gauge.hpp"
+
 #include <atomic>
 #include <stdexcept>
 
@@ -29,21 +31,18 @@ TEST_CASE("results come back in input order whatever the completion order") {
 
 TEST_CASE("the concurrency cap bounds how many children run at once") {
     Runtime rt({.threads = 2});
-    std::atomic<int> running{0}, peak{0};
+    rath_test::Gauge running;
     TaskGroup<int> g(rt, {.max_concurrency = 3});
     for (int i = 0; i < 30; ++i)
         g.spawn([&, i]() -> asio::awaitable<int> {
-            int now = ++running;
-            int p = peak.load();
-            while (now > p && !peak.compare_exchange_weak(p, now)) {
-            }
+            running.enter();
             co_await rath::async::async_sleep(3ms);
-            --running;
+            running.leave();
             co_return i;
         });
     auto r = g.join();
-    CHECK(peak.load() <= 3);
-    CHECK(peak.load() >= 2);
+    CHECK(running.peak.load() <= 3);
+    CHECK(running.peak.load() >= 2);
     for (int i = 0; i < 30; ++i) CHECK(r[i] == i);
 }
 

@@ -1,4 +1,5 @@
 #include "loop/loop_support.hpp"
+#include "support/gauge.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
@@ -73,20 +74,17 @@ private:
 class CountingExecutor : public rath::LoopExecutor {
 public:
     asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest) override {
-        const int now = ++in_flight;
-        int seen = peak.load();
-        while (now > seen && !peak.compare_exchange_weak(seen, now)) {
-        }
+        calls.enter();
         asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(3));
         co_await t.async_wait(asio::use_awaitable);
-        --in_flight;
+        calls.leave();
         rath::llm::ChatResponse r;
         rath::llm::ChatChoice c;
         c.message.content = "counted";
         r.choices.push_back(c);
         co_return r;
     }
-    std::atomic<int> in_flight{0}, peak{0};
+    rath_test::Gauge calls;
 };
 
 }  // namespace
@@ -193,8 +191,8 @@ TEST_CASE("an admission gate runs at most its limit of loops and starts the rest
         REQUIRE(rows.size() == 2);
         CHECK(content_of(rows[1]) == "counted");
     }
-    CHECK(exec->peak.load() <= 3);
-    CHECK(exec->peak.load() >= 1);
+    CHECK(exec->calls.peak.load() <= 3);
+    CHECK(exec->calls.peak.load() >= 1);
     CHECK(gate->waiting() == 0);
 }
 
@@ -221,7 +219,7 @@ TEST_CASE("an agent with max_concurrent_runs queues its runs beyond the bound") 
     std::vector<Session> outs;
     for (int i = 0; i < 12; ++i) outs.push_back(agent(Session::from_user_message("x")));
     for (auto& o : outs) CHECK(o.text() == std::optional<std::string>("counted"));
-    CHECK(exec->peak.load() <= 2);
+    CHECK(exec->calls.peak.load() <= 2);
     rath::flow::Agent unbounded("You count.", {.model = "m", .executor = exec});
     CHECK_FALSE(unbounded.admission());
 }
@@ -358,15 +356,12 @@ TEST_CASE("tools of one round see the same table object and the next round a new
 
 TEST_CASE("same-key calls never overlap and different keys run together") {
     auto s = loop_test::scripted();
-    std::atomic<int> running{0}, peak{0};
+    rath_test::Gauge running;
     auto slow = [&](int delay_ms) {
         return [&, delay_ms](Session, NameArgs) -> asio::awaitable<json::value> {
-            int now = ++running;
-            int p = peak.load();
-            while (now > p && !peak.compare_exchange_weak(p, now)) {
-            }
+            running.enter();
             co_await rath::async::async_sleep(std::chrono::milliseconds(delay_ms));
-            --running;
+            running.leave();
             co_return json::value("ok");
         };
     };
@@ -378,9 +373,9 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {same}});
     CHECK(out.chunks().size() == 6);
-    CHECK(peak.load() == 1);
+    CHECK(running.peak.load() == 1);
 
-    peak = 0;
+    running.peak = 0;
     std::vector<rath::tool::FlowToolPtr> distinct;
     std::vector<Call> calls;
     for (int i = 0; i < 4; ++i) {
@@ -394,7 +389,7 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
     Session out2 = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                           {.provider = s2.provider, .tools = distinct});
     CHECK(out2.chunks().size() == 7);
-    CHECK(peak.load() >= 2);  // four keys overlapped
+    CHECK(running.peak.load() >= 2);  // four keys overlapped
 }
 
 TEST_CASE("usage accumulates and the budget callback fires once on the first crossing") {

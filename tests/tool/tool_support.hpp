@@ -1,5 +1,6 @@
 #pragma once
 #include "backend/test_support.hpp"
+#include "support/gauge.hpp"
 
 #include <rath/async/deadline.hpp>
 #include <rath/session.hpp>
@@ -24,18 +25,6 @@ inline rt::FlowToolPtr builtin(const std::string& name) {
 }
 
 inline json::object obj(std::string_view text) { return json::parse(text).as_object(); }
-
-// Tracks how many calls run at once.
-struct Gauge {
-    std::atomic<int> now{0}, peak{0};
-    void enter() {
-        int n = ++now;
-        int p = peak.load();
-        while (n > p && !peak.compare_exchange_weak(p, n)) {
-        }
-    }
-    void leave() { --now; }
-};
 
 struct SleepArgs {
     std::string key;
