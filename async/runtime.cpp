@@ -48,7 +48,12 @@ Runtime::Runtime(RuntimeOptions options)
     }
 }
 
-Runtime::~Runtime() { shutdown(); }
+Runtime::~Runtime() {
+    shutdown();
+    // A shutdown begun on a runtime thread stops the loop without finishing the tasks:
+    // they go with the runtime (each owns itself while listed).
+    unlist_all();
+}
 
 namespace {
 std::mutex default_options_mu;
@@ -108,46 +113,101 @@ std::shared_ptr<Runtime::Task> Runtime::new_task(std::shared_ptr<detail::LazyCor
     return t;
 }
 
-std::uint64_t Runtime::register_task(std::shared_ptr<Task> t) {
+Runtime::Task* Runtime::register_task(std::shared_ptr<Task> t) {
+    Task* raw = t.get();
     std::lock_guard lk(tasks_mu_);
-    std::uint64_t id = next_task_++;
-    tasks_.emplace(id, std::move(t));
-    return id;
+    raw->self = std::move(t);
+    raw->listed = true;
+    raw->next = tasks_;
+    if (tasks_) tasks_->prev = raw;
+    tasks_ = raw;
+    ++task_count_;
+    return raw;
 }
 
-void Runtime::finish_task(std::uint64_t id) {
-    std::lock_guard lk(tasks_mu_);
-    tasks_.erase(id);
-    if (tasks_.empty()) tasks_cv_.notify_all();
+void Runtime::finish_task(Task* t) {
+    std::shared_ptr<Task> owned;  // released after the lock: a task may hold the last reference to much
+    {
+        std::lock_guard lk(tasks_mu_);
+        if (!t->listed) return;  // already given up on by shutdown()
+        t->listed = false;
+        (t->prev ? t->prev->next : tasks_) = t->next;
+        if (t->next) t->next->prev = t->prev;
+        t->prev = t->next = nullptr;
+        owned = std::move(t->self);
+        if (--task_count_ == 0) tasks_cv_.notify_all();
+    }
 }
 
-void Runtime::end_into_task(std::uint64_t id, detail::LazyCore& core, std::exception_ptr e) {
+void Runtime::enter_gate(std::shared_ptr<Admission> gate, std::shared_ptr<Task> task) {
+    // The queued function does not own the gate (the gate owns its queue); a started
+    // task does, until it leaves.
+    task->gate = gate.get();
+    task->runtime = this;
+    gate->enter([task = std::move(task)]() -> bool {
+        Runtime& rt = *task->runtime;
+        Task* const t = task.get();
+        auto make = std::move(t->make);
+        t->make = nullptr;
+        if (rt.is_shut_down()) {
+            t->result->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation started")));
+            rt.finish_task(t);
+            return false;
+        }
+        auto on_done = [&rt, t, core = t->result, held = t->gate->shared_from_this()](std::exception_ptr e) {
+            rt.end_into_task(t, *core, std::move(e));
+            held->leave();
+        };
+        boost::asio::co_spawn(t->executor, make(), boost::asio::bind_cancellation_slot(t->signal.slot(), std::move(on_done)));
+        return true;
+    });
+}
+
+std::vector<std::shared_ptr<Runtime::Task>> Runtime::unlist_all() {
+    std::lock_guard lk(tasks_mu_);
+    std::vector<std::shared_ptr<Task>> out = task_list();
+    for (auto& t : out) {
+        t->listed = false;
+        t->prev = t->next = nullptr;
+        t->self.reset();
+    }
+    tasks_ = nullptr;
+    task_count_ = 0;
+    return out;
+}
+
+std::vector<std::shared_ptr<Runtime::Task>> Runtime::task_list() const {
+    std::vector<std::shared_ptr<Task>> out;
+    out.reserve(task_count_);
+    for (Task* t = tasks_; t; t = t->next) out.push_back(t->self);
+    return out;
+}
+
+void Runtime::end_into_task(Task* t, detail::LazyCore& core, std::exception_ptr e) {
     if (e || !core.ready()) {  // usually the operation published its result: nothing to build
         if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
         core.fail(std::move(e));  // a no-op if a result arrived meanwhile
     }
-    finish_task(id);
+    finish_task(t);
 }
 
 std::size_t Runtime::in_flight() const {
     std::lock_guard lk(tasks_mu_);
-    return tasks_.size();
+    return task_count_;
 }
 
 std::size_t Runtime::drain(std::chrono::milliseconds timeout) {
     if (running_in_this_thread()) throw DeadlockError("Runtime::drain() called from one of its own threads");
     std::unique_lock lk(tasks_mu_);
-    if (tasks_cv_.wait_for(lk, timeout, [&] { return tasks_.empty(); })) return 0;
-    std::vector<std::shared_ptr<Task>> survivors;
-    survivors.reserve(tasks_.size());
-    for (auto& [id, t] : tasks_) survivors.push_back(t);
+    if (tasks_cv_.wait_for(lk, timeout, [&] { return task_count_ == 0; })) return 0;
+    std::vector<std::shared_ptr<Task>> survivors = task_list();
     lk.unlock();
     // A cancellation signal may only be emitted from the context its operation runs
     // in: each task's own executor (its strand, or the single io thread), so emit there.
     for (auto& t : survivors)
         boost::asio::post(t->executor, [t] { t->signal.emit(boost::asio::cancellation_type::terminal); });
     lk.lock();
-    tasks_cv_.wait_for(lk, std::chrono::milliseconds(1000), [&] { return tasks_.empty(); });
+    tasks_cv_.wait_for(lk, std::chrono::milliseconds(1000), [&] { return task_count_ == 0; });
     return survivors.size();
 }
 
@@ -164,12 +224,10 @@ void Runtime::shutdown() {
     }
     {
         std::unique_lock lk(tasks_mu_);
-        for (auto& [id, t] : tasks_) {
-            auto task = t;
+        for (auto& task : task_list())
             boost::asio::post(task->executor, [task] { task->signal.emit(boost::asio::cancellation_type::terminal); });
-        }
         // Give cancelled work a moment to unwind cleanly before the loop stops.
-        tasks_cv_.wait_for(lk, std::chrono::milliseconds(500), [&] { return tasks_.empty(); });
+        tasks_cv_.wait_for(lk, std::chrono::milliseconds(500), [&] { return task_count_ == 0; });
     }
     work_.reset();
     io_.stop();
@@ -178,12 +236,12 @@ void Runtime::shutdown() {
     blocking_.stop();
     blocking_.join();
     // Whatever never completed will not: tell its readers.
-    std::unordered_map<std::uint64_t, std::shared_ptr<Task>> left;
+    std::vector<std::shared_ptr<Task>> left = unlist_all();
     {
         std::lock_guard lk(tasks_mu_);
-        left.swap(tasks_);
+        abandoned_.insert(abandoned_.end(), left.begin(), left.end());
     }
-    for (auto& [id, t] : left)
+    for (auto& t : left)
         if (t->result) t->result->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation finished")));
 }
 

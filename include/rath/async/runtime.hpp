@@ -34,7 +34,6 @@
 #include <string>
 #include <thread>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 namespace rath::async {
@@ -126,22 +125,45 @@ private:
         boost::asio::any_io_executor executor;  // its own strand, or the io_context of a one-thread runtime
         boost::asio::cancellation_signal signal;
         std::shared_ptr<detail::LazyCore> result;  // failed at shutdown if never completed
+        // Links of the runtime's list of unfinished tasks, which owns each through
+        // `self` from register_task to finish_task: registering costs no allocation
+        // and finishing no lookup, where a map by id cost a node and a hash of both.
+        Task* prev = nullptr;
+        Task* next = nullptr;
+        std::shared_ptr<Task> self;
+        bool listed = false;
+        // A gated task's operation, made when the gate admits it (then dropped).
+        std::function<boost::asio::awaitable<void>()> make;
+        Admission* gate = nullptr;
+        Runtime* runtime = nullptr;
     };
     // A task on its own strand (none on a one-thread runtime), failing `result` at shutdown.
     std::shared_ptr<Task> new_task(std::shared_ptr<detail::LazyCore> result);
-    std::uint64_t register_task(std::shared_ptr<Task> t);
-    void finish_task(std::uint64_t id);
+    // Adds the task to the unfinished list; the returned pointer stays valid until
+    // finish_task(), and it is how the task's completion names it.
+    Task* register_task(std::shared_ptr<Task> t);
+    void finish_task(Task* t);
     // A submit_into task ended: fails its result if the operation threw or published
     // none, then finishes the task.
-    void end_into_task(std::uint64_t id, detail::LazyCore& core, std::exception_ptr e);
+    void end_into_task(Task* t, detail::LazyCore& core, std::exception_ptr e);
+    // Queues a registered task with a `make` at `gate`. What waits there is one
+    // shared_ptr, small enough for std::function to hold without an allocation.
+    void enter_gate(std::shared_ptr<Admission> gate, std::shared_ptr<Task> task);
+    // Empties the list: the tasks, no longer owning themselves nor listed.
+    std::vector<std::shared_ptr<Task>> unlist_all();
+    // The unfinished tasks (under tasks_mu_).
+    std::vector<std::shared_ptr<Task>> task_list() const;
     void check_open() const;
 
     RuntimeOptions options_;
     std::size_t blocking_threads_;
     mutable std::mutex tasks_mu_;
     std::condition_variable tasks_cv_;
-    std::unordered_map<std::uint64_t, std::shared_ptr<Task>> tasks_;
-    std::uint64_t next_task_ = 0;
+    Task* tasks_ = nullptr;  // unfinished tasks, newest first
+    std::size_t task_count_ = 0;
+    // Tasks shutdown() gave up on, kept (unlisted) until the runtime goes: their
+    // completions, should any still run, name them by pointer.
+    std::vector<std::shared_ptr<Task>> abandoned_;
     std::atomic<bool> shut_down_{false};
     std::mutex shutdown_mu_;
     std::vector<std::thread> threads_;
@@ -158,15 +180,15 @@ Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     check_open();
     Lazy<T> result;
     auto task = new_task(result.core());
-    std::uint64_t id = register_task(task);
-    auto on_done = [this, id, result](std::exception_ptr e, auto... v) mutable {
+    Task* t = register_task(task);
+    auto on_done = [this, t, result](std::exception_ptr e, auto... v) mutable {
         if (e)
             result.try_set_exception(std::move(e));
         else if constexpr (sizeof...(v) == 0)
             result.try_set_value();
         else
             result.try_set_value(std::move(v)...);
-        finish_task(id);
+        finish_task(t);
     };
     boost::asio::co_spawn(task->executor, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
@@ -178,8 +200,8 @@ void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
     check_open();
     std::shared_ptr<detail::LazyCore> core = result.core();
     auto task = new_task(core);
-    std::uint64_t id = register_task(task);
-    auto on_done = [this, id, core = std::move(core)](std::exception_ptr e) { end_into_task(id, *core, std::move(e)); };
+    Task* t = register_task(task);
+    auto on_done = [this, t, core = std::move(core)](std::exception_ptr e) { end_into_task(t, *core, std::move(e)); };
     boost::asio::co_spawn(task->executor, std::move(op),
                           boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
 }
@@ -187,26 +209,10 @@ void Runtime::submit_into(boost::asio::awaitable<void> op, Lazy<T> result) {
 template <class T, class Make>
 void Runtime::submit_into(std::shared_ptr<Admission> gate, Make make, Lazy<T> result) {
     check_open();
-    std::shared_ptr<detail::LazyCore> core = result.core();
-    auto task = new_task(core);
-    const std::uint64_t id = register_task(task);  // a shutdown fails `result` even while it waits
-    // The queued function does not own the gate (the gate owns its queue); a started
-    // task does, until it leaves.
-    Admission* g = gate.get();
-    g->enter([this, g, task = std::move(task), id, core = std::move(core), make = std::move(make)]() mutable -> bool {
-        if (is_shut_down()) {
-            core->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation started")));
-            finish_task(id);
-            return false;
-        }
-        auto on_done = [this, id, core, held = g->shared_from_this()](std::exception_ptr e) {
-            end_into_task(id, *core, std::move(e));
-            held->leave();
-        };
-        boost::asio::co_spawn(task->executor, make(),
-                              boost::asio::bind_cancellation_slot(task->signal.slot(), std::move(on_done)));
-        return true;
-    });
+    auto task = new_task(result.core());
+    task->make = std::move(make);
+    register_task(task);  // a shutdown fails `result` even while it waits
+    enter_gate(std::move(gate), std::move(task));
 }
 
 namespace detail {
