@@ -44,6 +44,7 @@ struct SessionState;
 // the registry and lets a registered session be registered again without a lookup.
 SessionState* state_of(const Session& s) noexcept;
 std::atomic<std::uint64_t>& registered_epoch(SessionState& st) noexcept;
+std::string_view id_of(const SessionState& st) noexcept;
 // For the loop and compress operators, right after stamping a two-parent lineage: the
 // session's legacy provenance is that lineage's parents and operator, read from there
 // (no copy of the ids) until the lineage is replaced.

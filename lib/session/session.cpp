@@ -128,6 +128,7 @@ std::string describe(std::exception_ptr e) {
 
 SessionState* state_of(const Session& s) noexcept { return s.st_.get(); }
 std::atomic<std::uint64_t>& registered_epoch(SessionState& st) noexcept { return st.registry_epoch; }
+std::string_view id_of(const SessionState& st) noexcept { return st.id; }
 
 SessionState::~SessionState() {
     if (registry_epoch.load(std::memory_order_relaxed) != 0) session_registry().forget(this, id);

@@ -308,6 +308,49 @@ TEST_CASE("sessions registered and destroyed on several threads at once leave th
     reg.clear();
 }
 
+TEST_CASE("the registry finds every live session among thousands registered and destroyed out of order") {
+    auto& reg = session_registry();
+    reg.clear();
+    std::vector<std::optional<Session>> all;
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6000; ++i) {
+        all.emplace_back(create_user_session("s"));
+        ids.push_back(all.back()->id());
+        reg.register_session(*all.back());
+    }
+    // Every third one goes, then every other of the rest: runs of removed entries in
+    // the middle of probe chains.
+    for (std::size_t i = 0; i < all.size(); i += 3) all[i].reset();
+    for (std::size_t i = 1; i < all.size(); i += 2) all[i].reset();
+    std::size_t live = 0;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        auto got = reg.get(ids[i]);
+        if (all[i]) {
+            ++live;
+            REQUIRE(got.has_value());
+            CHECK(*got == *all[i]);
+        } else {
+            CHECK_FALSE(got.has_value());
+        }
+    }
+    CHECK(reg.size() == live);
+    {
+        auto listed = reg.sessions();  // registration order
+        REQUIRE(listed.size() == live);
+        std::size_t k = 0;
+        for (auto& s : all)
+            if (s) CHECK(listed[k++] == *s);
+    }
+    // All gone: the registry is empty and takes new sessions as before.
+    for (auto& s : all) s.reset();
+    CHECK(reg.size() == 0);
+    Session fresh = create_user_session("fresh");
+    reg.register_session(fresh);
+    CHECK(reg.get(fresh.id()) == fresh);
+    CHECK(reg.sessions().size() == 1);
+    reg.clear();
+}
+
 TEST_CASE("append_chunk returns the index of the new row") {
     Session s;
     CHECK(s.append_chunk(user_text_chunk("a")) == 0);

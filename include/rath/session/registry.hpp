@@ -6,8 +6,9 @@
 // of the process, which in a service that runs millions of sessions is a leak of
 // every transcript; here an entry resolves while anything else holds the session
 // (the caller, a later loop, a lineage Journal that recorded it), and a session
-// leaves the registry when it is destroyed. An entry is keyed by a view of the
-// session's own id (no copy of it), which the session removes before it goes.
+// leaves the registry when it is destroyed. An entry holds no copy of the id: it is
+// found by the id's hash and compared against the session's own id string, and the
+// session removes it before it goes.
 #include <rath/session.hpp>
 
 #include <atomic>
@@ -18,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace rath {
@@ -44,15 +44,28 @@ private:
     // session with the same id has taken it since).
     void forget(const detail::SessionState* state, std::string_view id) noexcept;
 
-    struct Entry {
-        std::uint64_t seq;  // registration order
-        WeakSession session;
-        detail::SessionState* state;  // whose id the key views
+    // One slot of an open-addressing table (linear probing): with every waiting session
+    // of a large fan-out registered, a node-based map cost an allocation per entry and
+    // several cache misses per insert and erase; a slot costs neither, and erasing by
+    // state compares pointers, not ids.
+    struct Slot {
+        std::size_t hash = 0;  // of the state's id
+        detail::SessionState* state = nullptr;  // null: empty, or a tombstone if seq == tomb
+        std::uint64_t seq = 0;  // registration order
+        WeakSession session{};
     };
+    static constexpr std::uint64_t tomb = ~std::uint64_t{0};
+    // Index of the entry for `id`, or npos (under mu_).
+    std::size_t find(std::string_view id, std::size_t hash) const noexcept;
+    void insert(Slot slot);
+    void erase_at(std::size_t i) noexcept;
+    // Rebuilds the table for the live entries (at most half full), tombstones dropped.
+    void rebuild();
+
     mutable std::mutex mu_;
-    // std::hash of string_view: the map keeps each key's hash (no re-hashing of every id
-    // when the table grows).
-    std::unordered_map<std::string_view, Entry> entries_;
+    std::vector<Slot> slots_;  // empty, or a power of two long
+    std::size_t used_ = 0;     // live slots
+    std::size_t tombs_ = 0;
     std::uint64_t next_seq_ = 0;
     std::optional<std::string> active_;
     // Bumped by clear(): a state marked with the current epoch is known to be in the map.
