@@ -1,5 +1,7 @@
 #include <rath/async/runtime.hpp>
 
+#include <utility>
+
 #include <boost/asio/post.hpp>
 
 #include <pthread.h>
@@ -117,7 +119,6 @@ Runtime::Task* Runtime::register_task(std::shared_ptr<Task> t) {
     Task* raw = t.get();
     std::lock_guard lk(tasks_mu_);
     raw->self = std::move(t);
-    raw->listed = true;
     raw->next = tasks_;
     if (tasks_) tasks_->prev = raw;
     tasks_ = raw;
@@ -129,8 +130,7 @@ void Runtime::finish_task(Task* t) {
     std::shared_ptr<Task> owned;  // released after the lock: a task may hold the last reference to much
     {
         std::lock_guard lk(tasks_mu_);
-        if (!t->listed) return;  // already given up on by shutdown()
-        t->listed = false;
+        if (!t->self) return;  // already given up on by shutdown()
         (t->prev ? t->prev->next : tasks_) = t->next;
         if (t->next) t->next->prev = t->prev;
         t->prev = t->next = nullptr;
@@ -147,8 +147,7 @@ void Runtime::enter_gate(std::shared_ptr<Admission> gate, std::shared_ptr<Task> 
     gate->enter([task = std::move(task)]() -> bool {
         Runtime& rt = *task->runtime;
         Task* const t = task.get();
-        auto make = std::move(t->make);
-        t->make = nullptr;
+        auto make = std::exchange(t->make, nullptr);
         if (rt.is_shut_down()) {
             t->result->fail(std::make_exception_ptr(RuntimeShutdownError("rath Runtime shut down before this operation started")));
             rt.finish_task(t);
@@ -167,7 +166,6 @@ std::vector<std::shared_ptr<Runtime::Task>> Runtime::unlist_all() {
     std::lock_guard lk(tasks_mu_);
     std::vector<std::shared_ptr<Task>> out = task_list();
     for (auto& t : out) {
-        t->listed = false;
         t->prev = t->next = nullptr;
         t->self.reset();
     }

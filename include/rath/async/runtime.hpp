@@ -126,12 +126,12 @@ private:
         boost::asio::cancellation_signal signal;
         std::shared_ptr<detail::LazyCore> result;  // failed at shutdown if never completed
         // Links of the runtime's list of unfinished tasks, which owns each through
-        // `self` from register_task to finish_task: registering costs no allocation
-        // and finishing no lookup, where a map by id cost a node and a hash of both.
+        // `self` from register_task to finish_task (a task is listed exactly while
+        // `self` is set): registering costs no allocation and finishing no lookup,
+        // where a map by id cost a node and a hash of both.
         Task* prev = nullptr;
         Task* next = nullptr;
         std::shared_ptr<Task> self;
-        bool listed = false;
         // A gated task's operation, made when the gate admits it (then dropped).
         std::function<boost::asio::awaitable<void>()> make;
         Admission* gate = nullptr;
