@@ -11,14 +11,19 @@ constexpr std::size_t npos = static_cast<std::size_t>(-1);
 std::size_t hash_id(std::string_view id) noexcept { return std::hash<std::string_view>{}(id); }
 }  // namespace
 
-std::size_t SessionRegistry::find(std::string_view id, std::size_t hash) const noexcept {
+template <class Match>
+std::size_t SessionRegistry::probe(std::size_t hash, Match match) const noexcept {
     if (slots_.empty()) return npos;
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
         const Slot& s = slots_[i];
-        if (!s.state && s.seq != tomb) return npos;
-        if (s.state && s.hash == hash && detail::id_of(*s.state) == id) return i;
+        if (s.is_empty()) return npos;
+        if (s.state && match(s)) return i;
     }
+}
+
+std::size_t SessionRegistry::find(std::string_view id, std::size_t hash) const noexcept {
+    return probe(hash, [&](const Slot& s) { return s.hash == hash && detail::id_of(*s.state) == id; });
 }
 
 void SessionRegistry::rebuild() {
@@ -36,7 +41,7 @@ void SessionRegistry::insert(Slot slot) {
     const std::size_t mask = slots_.size() - 1;
     std::size_t i = slot.hash & mask;
     while (slots_[i].state) i = (i + 1) & mask;  // a tombstone is reused
-    if (slots_[i].seq == tomb) --tombs_;
+    if (slots_[i].is_tomb()) --tombs_;
     slots_[i] = std::move(slot);
     ++used_;
 }
@@ -45,13 +50,12 @@ void SessionRegistry::erase_at(std::size_t i) noexcept {
     const std::size_t mask = slots_.size() - 1;
     slots_[i] = Slot{};
     --used_;
-    const Slot& next = slots_[(i + 1) & mask];
-    if (next.state || next.seq == tomb) {
+    if (!slots_[(i + 1) & mask].is_empty()) {
         slots_[i].seq = tomb;  // a probe may run through here to a later entry
         ++tombs_;
     } else {
         // Nothing runs past an empty slot: the tombstones right before it can go too.
-        for (std::size_t j = (i - 1) & mask; slots_[j].seq == tomb; j = (j - 1) & mask) {
+        for (std::size_t j = (i - 1) & mask; slots_[j].is_tomb(); j = (j - 1) & mask) {
             slots_[j].seq = 0;
             --tombs_;
         }
@@ -89,14 +93,8 @@ void SessionRegistry::register_session(const Session& s) {
 void SessionRegistry::forget(const detail::SessionState* state, std::string_view id) noexcept {
     const std::size_t hash = hash_id(id);
     std::lock_guard lk(mu_);
-    if (slots_.empty()) return;
     // By state, not by id: a session that took this id's entry keeps it.
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
-        const Slot& s = slots_[i];
-        if (!s.state && s.seq != tomb) return;
-        if (s.state == state) return erase_at(i);
-    }
+    if (const std::size_t i = probe(hash, [state](const Slot& s) { return s.state == state; }); i != npos) erase_at(i);
 }
 
 std::optional<Session> SessionRegistry::get(std::string_view id) const {

@@ -53,8 +53,14 @@ private:
         detail::SessionState* state = nullptr;  // null: empty, or a tombstone if seq == tomb
         std::uint64_t seq = 0;  // registration order
         WeakSession session{};
+        bool is_tomb() const noexcept { return !state && seq == tomb; }
+        bool is_empty() const noexcept { return !state && seq != tomb; }
     };
     static constexpr std::uint64_t tomb = ~std::uint64_t{0};
+    // Index of the first live entry on `hash`'s probe run that `match` accepts, or npos
+    // (under mu_).
+    template <class Match>
+    std::size_t probe(std::size_t hash, Match match) const noexcept;
     // Index of the entry for `id`, or npos (under mu_).
     std::size_t find(std::string_view id, std::size_t hash) const noexcept;
     void insert(Slot slot);
