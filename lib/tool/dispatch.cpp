@@ -99,6 +99,13 @@ std::string base_lane(const FlowToolCall& tool, const ResourceKey& key, std::siz
     }
     return lane;
 }
+
+// The part of a lane that makes it one session's (lane_key and the dispatch build the
+// same lanes from it).
+constexpr std::string_view session_part = "\x1fsession:";
+void append_session_part(std::string& lane, const Session& session) {
+    lane.append(session_part).append(session.id());
+}
 }  // namespace
 
 std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Session& session) {
@@ -108,12 +115,12 @@ std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Ses
         if (sb && !sb->closed())
             lane += "\x1fsandbox:" + std::string(sb->backend_name()) + ":" + sb->handle();
         else
-            lane += "\x1fsession:" + session.id();
+            append_session_part(lane, session);
     } else if (tool.parallel_safe()) {
         // A parallel-safe tool declares it keeps no shared state: its keys order calls
         // within one session's transcript, never across sessions (a process-wide lane
         // would serialize a fan-out of thousands of sessions on one key).
-        lane += "\x1fsession:" + session.id();
+        append_session_part(lane, session);
     }
     return lane;
 }
@@ -191,7 +198,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     //    sessions sharing a sandbox take turns). Always in that order: no cycles.
     //    Parallel-safe tools are laned per session too (see lane_key).
     const bool per_session = tool->sandbox_scoped() || tool->parallel_safe();
-    const std::size_t suffix = per_session ? 9 + session.id().size() : 0;
+    const std::size_t suffix = per_session ? session_part.size() + session.id().size() : 0;
     std::string base = base_lane(*tool, key, suffix);
     // Only a sandbox-scoped tool needs the frame that opens the sandbox and its lane
     // (and keeps `base` for it); the others' lane is `base` itself, grown in place.
@@ -202,7 +209,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
     } else {
         outer = std::move(base);
     }
-    if (per_session) outer.append("\x1fsession:").append(session.id());
+    if (per_session) append_session_part(outer, session);
     auto op = tool->sandbox_scoped() ? sandbox_call(rt, tool, session, std::move(args), std::move(base))
                                      : guarded_call(tool, session, std::move(args));
     return rt.strands().async_run(std::move(outer), std::move(op));
