@@ -1,5 +1,6 @@
 #include <rath/async/lazy.hpp>
 #include <rath/async/this_thread.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include <boost/asio/error.hpp>
 
@@ -12,8 +13,8 @@ namespace {
 
 std::mutex g_handler_mu;
 UnobservedExceptionHandler& handler_slot() {
-    static UnobservedExceptionHandler h;
-    return h;
+    static detail::Immortal<UnobservedExceptionHandler> h;
+    return *h;
 }
 
 void default_report(std::exception_ptr e) {

@@ -1,4 +1,5 @@
 #include <rath/async/runtime.hpp>
+#include <rath/async/detail/exit_order.hpp>
 
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstdio>
 #include <mutex>
@@ -61,7 +63,27 @@ namespace {
 std::mutex default_options_mu;
 std::optional<RuntimeOptions> default_options;
 bool default_created = false;
+
+// Constant-initialized, trivially destructible: usable from other files' load-time
+// initializers and still intact at exit.
+constexpr int max_prerequisites = 16;
+void (*prerequisites[max_prerequisites])() = {};
+std::atomic<int> prerequisite_count{0};
+
+bool run_prerequisites() {
+    const int n = std::min(prerequisite_count.load(std::memory_order_acquire), max_prerequisites);
+    for (int i = 0; i < n; ++i)
+        if (prerequisites[i]) prerequisites[i]();
+    return true;
+}
 }  // namespace
+
+namespace detail {
+void add_default_runtime_prerequisite(void (*init)()) noexcept {
+    const int k = prerequisite_count.fetch_add(1, std::memory_order_acq_rel);
+    if (k < max_prerequisites) prerequisites[k] = init;
+}
+}  // namespace detail
 
 void Runtime::configure_default(RuntimeOptions options) {
     std::lock_guard lk(default_options_mu);
@@ -97,6 +119,8 @@ Runtime& Runtime::default_runtime() {
             }
         }
     };
+    // Built first, so destroyed after the holder's drain (see exit_order.hpp).
+    [[maybe_unused]] static const bool ready = run_prerequisites();
     static Holder holder;
     return holder.rt;
 }

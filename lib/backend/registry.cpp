@@ -1,4 +1,5 @@
 #include <rath/backend/registry.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 
@@ -23,8 +24,8 @@ struct Registry {
 };
 
 Registry& reg() {
-    static Registry r;
-    return r;
+    static async::detail::Immortal<Registry> r;
+    return *r;
 }
 
 Entry& find_locked(Registry& r, std::string_view name) {

@@ -3,6 +3,7 @@
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/session/messages.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 
@@ -57,9 +58,9 @@ asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, 
     const std::string content = choice.message.content.value_or("");
     if (content.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
         throw std::runtime_error("select_session: empty model content");
-    static const std::regex number("-?\\d+");
+    static const async::detail::Immortal<std::regex> number("-?\\d+");
     std::smatch m;
-    if (!std::regex_search(content, m, number)) co_return std::pair<int, std::string>{-1, ""};
+    if (!std::regex_search(content, m, *number)) co_return std::pair<int, std::string>{-1, ""};
     long idx = -1;
     try {
         idx = std::stol(m.str());

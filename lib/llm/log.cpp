@@ -1,4 +1,5 @@
 #include <rath/llm/log.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include <iostream>
 #include <mutex>
@@ -11,8 +12,8 @@ std::mutex& sink_mu() {
     return m;
 }
 LogSink& sink() {
-    static LogSink s;
-    return s;
+    static async::detail::Immortal<LogSink> s;
+    return *s;
 }
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include <rath/llm/scripted_client.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include <rath/llm/error.hpp>
 #include <rath/llm/stream_accumulator.hpp>
@@ -36,9 +37,9 @@ ScriptedChatClient::ScriptedChatClient(Provider provider, ChatClientOptions opti
 
 std::shared_ptr<ScriptedChatClient> ScriptedChatClient::named(const std::string& name) {
     static std::mutex m;
-    static std::map<std::string, std::shared_ptr<ScriptedChatClient>> instances;
+    static async::detail::Immortal<std::map<std::string, std::shared_ptr<ScriptedChatClient>>> instances;
     std::lock_guard lk(m);
-    auto& slot = instances[name];
+    auto& slot = (*instances)[name];
     if (!slot) slot = std::make_shared<ScriptedChatClient>(Provider{.model = name, .provider_kind = "scripted"});
     return slot;
 }

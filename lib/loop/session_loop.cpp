@@ -1,5 +1,6 @@
 // The agent loop (session.md §2.1–§2.10) as one coroutine per output session.
 #include <rath/session_loop.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/task_group.hpp>
@@ -208,7 +209,8 @@ std::shared_ptr<const LoopTools> shared_loop_tools(const std::vector<std::shared
         std::shared_ptr<const LoopTools> value;
     };
     static std::mutex mu;
-    static std::vector<Entry> cache;
+    static async::detail::Immortal<std::vector<Entry>> cache_storage;
+    auto& cache = *cache_storage;
     {
         std::lock_guard lk(mu);
         std::erase_if(cache, [](const Entry& e) {
@@ -239,7 +241,8 @@ std::shared_ptr<const LoopTools> shared_loop_tools(const std::vector<std::shared
 std::shared_ptr<const std::vector<llm::Message>> shared_head(const ChunkTable& agent_rows) {
     using Head = std::shared_ptr<const std::vector<llm::Message>>;
     static std::mutex mu;
-    static std::vector<std::pair<ChunkTable, Head>> cache;
+    static async::detail::Immortal<std::vector<std::pair<ChunkTable, Head>>> cache_storage;
+    auto& cache = *cache_storage;
     {
         std::lock_guard lk(mu);
         for (const auto& [table, head] : cache)

@@ -1,4 +1,5 @@
 #include <rath/session.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include <rath/async/runtime.hpp>
 #include <rath/async/this_thread.hpp>
@@ -85,8 +86,8 @@ struct SessionState {
 
     // Callers hold mu.
     const Placement& placed() const {
-        static const Placement none;
-        return place ? *place : none;
+        static const async::detail::Immortal<Placement> none;
+        return place ? *place : *none;
     }
     Placement& placement() {
         if (!place) place = std::make_unique<Placement>();

@@ -1,6 +1,7 @@
 #include <rath/session.hpp>
 #include <rath/tool/error.hpp>
 #include <rath/tool/policy.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 #include "lib/tool/json_text.hpp"
@@ -92,8 +93,8 @@ struct Attachments {
 };
 
 Attachments& attachments() {
-    static Attachments a;
-    return a;
+    static async::detail::Immortal<Attachments> a;
+    return *a;
 }
 
 }  // namespace

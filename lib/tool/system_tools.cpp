@@ -1,6 +1,7 @@
 #include <rath/session.hpp>
 #include <rath/tool/session_calls.hpp>
 #include <rath/tool/system_tools.hpp>
+#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 #include "lib/tool/json_text.hpp"
@@ -176,7 +177,7 @@ protected:
 }  // namespace
 
 const ToolTable& global_system_tools() {
-    static const ToolTable table = [] {
+    static const async::detail::Immortal<ToolTable> table([] {
         ToolTable t;
         t.add(std::make_shared<RunShellCommand>());
         t.add(std::make_shared<ReadWorkspaceFile>());
@@ -185,8 +186,8 @@ const ToolTable& global_system_tools() {
         t.add(std::make_shared<WorkspacePathExists>());
         t.add(std::make_shared<RunCode>());
         return t;
-    }();
-    return table;
+    }());
+    return *table;
 }
 
 }  // namespace rath::tool
