@@ -265,6 +265,8 @@ RathSetup make_rath(const Options& o, const std::string& base_url) {
     return {http, agent};
 }
 
+// Shared with every session's completion callback, so one that lands after a timeout
+// (the run is over and reported as failed) still writes into a live tracker.
 struct Tracker {
     explicit Tracker(long n) : start(static_cast<std::size_t>(n)), end(static_cast<std::size_t>(n)), remaining(n) {}
     std::vector<double> start, end;
@@ -274,6 +276,10 @@ struct Tracker {
     std::condition_variable cv;
     std::string first_error;
 
+    std::string error() {
+        std::lock_guard lk(mu);
+        return first_error;
+    }
     void fail(const std::string& e) {
         std::lock_guard lk(mu);
         if (first_error.empty()) first_error = e;
@@ -308,13 +314,13 @@ void check_output(const rath::Session& out, long slot, long session, Tracker* t)
 
 // Starts n sessions (slot k → workload session k, or `fixed` for all) and returns at
 // once. Each output is checked from a when_ready callback, not a coroutine per session.
-void launch_rath(RathSetup& s, Tracker& t, long n, long fixed = -1) {
+void launch_rath(RathSetup& s, const std::shared_ptr<Tracker>& t, long n, long fixed = -1) {
     for (long k = 0; k < n; ++k) {
         const long i = fixed >= 0 ? fixed : k;
         rath::Session in = rath::Session::from_user_message(fo::user_text(i));
-        t.start[static_cast<std::size_t>(k)] = now_s();
+        t->start[static_cast<std::size_t>(k)] = now_s();
         rath::Session out = (*s.agent)(in);  // returns at once: `out` is pending
-        out.when_ready([out, k, i, tp = &t] { check_output(out, k, i, tp); });
+        out.when_ready([out, k, i, t] { check_output(out, k, i, t.get()); });
     }
 }
 
@@ -345,9 +351,10 @@ void warm_up(const Options& o, RathSetup* rath_setup, fo::RawClient* raw) {
         raw->run(w, 1, fo::warmup_index);
         if (w.errors) throw std::runtime_error("warm-up failed: " + w.first_error);
     } else {
-        Tracker w(1);
+        auto w = std::make_shared<Tracker>(1);
         launch_rath(*rath_setup, w, 1, fo::warmup_index);
-        if (!w.wait(o.timeout_s) || w.errors) throw std::runtime_error("warm-up failed: " + w.first_error);
+        if (!w->wait(o.timeout_s)) throw std::runtime_error("warm-up timed out");
+        if (w->errors) throw std::runtime_error("warm-up failed: " + w->error());
     }
 }
 
@@ -364,7 +371,7 @@ int park_probe(const Options& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const long base_kb = rath::bench::rss_kb();
 
-    Tracker t(o.sessions);
+    auto t = std::make_shared<Tracker>(o.sessions);
     std::optional<fo::RawOutcome> raw_out;
     std::thread raw_thread;
     if (raw) {
@@ -495,19 +502,22 @@ int main(int argc, char** argv) {
             start.assign(static_cast<std::size_t>(o.sessions), t0);
             end = std::move(out.end_s);
         } else {
-            Tracker t(o.sessions);
+            auto t = std::make_shared<Tracker>(o.sessions);
             timespec l0{}, l1{};
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &l0);
             launch_rath(*rs, t, o.sessions);
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &l1);
             r.launch_cpu_s = static_cast<double>(l1.tv_sec - l0.tv_sec) + static_cast<double>(l1.tv_nsec - l0.tv_nsec) / 1e9;
-            r.timed_out = !t.wait(o.timeout_s);
+            r.timed_out = !t->wait(o.timeout_s);
             r.wall_s = now_s() - t0;
-            r.errors = t.errors.load() + (r.timed_out ? t.remaining.load() : 0);
-            r.first_error = r.timed_out ? "timed out" : t.first_error;
-            start = t.start;
-            end = t.end;
+            r.errors = t->errors.load() + (r.timed_out ? t->remaining.load() : 0);
+            r.first_error = r.timed_out ? "timed out" : t->error();
+            if (!r.timed_out) {  // (after a timeout completions may still be writing: no durations)
+                start = std::move(t->start);
+                end = std::move(t->end);
+            }
         }
+        // Read before the tallies below: raw's CPU window ends at the same point.
         const double cpu1 = rath::bench::cpu_s();
         r.sys_cpu_s = rath::bench::sys_cpu_s() - sys0;
         sampler.stop();

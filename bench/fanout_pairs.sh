@@ -3,8 +3,8 @@
 # (rath first), so that both see the same period of a shared machine. Prints each run's
 # JSON line, then one summary line per pair and the range over all pairs:
 #   {"bench":"fanout_pair","pair":1,"cpu_ratio":1.21,"sessions_ratio":0.86}
-#   {"bench":"fanout_pairs","pairs":5,"cpu_ratio_min":…,"cpu_ratio_max":…,
-#    "sessions_ratio_min":…,"sessions_ratio_max":…,"within_25_percent":3}
+#   {"bench":"fanout_pairs","pairs":5,"cpu_ratio_min":…,"cpu_ratio_median":…,"cpu_ratio_max":…,
+#    "sessions_ratio_min":…,"sessions_ratio_median":…,"sessions_ratio_max":…,"within_25_percent":3}
 # (within_25_percent: pairs with CPU ≤ 1.25× raw's and sessions/s ≥ 0.75× raw's.)
 #
 #   bench/fanout_pairs.sh [build-dir=build] [pairs=5] [extra fanout args]
@@ -31,7 +31,7 @@ for k in $(seq "$pairs"); do
 done
 
 python3 - "$lines" <<'EOF'
-import json, sys
+import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 cpu, sps, ok = [], [], 0
 for k in range(0, len(runs) - 1, 2):
@@ -46,7 +46,9 @@ for k in range(0, len(runs) - 1, 2):
     ok += c <= 1.25 and s >= 0.75
     print(json.dumps({"bench": "fanout_pair", "pair": k // 2 + 1, "cpu_ratio": round(c, 3), "sessions_ratio": round(s, 3)}))
 if cpu:
+    med = lambda v: round(statistics.median(v), 3)
     print(json.dumps({"bench": "fanout_pairs", "pairs": len(cpu), "cpu_ratio_min": round(min(cpu), 3),
-                      "cpu_ratio_max": round(max(cpu), 3), "sessions_ratio_min": round(min(sps), 3),
+                      "cpu_ratio_median": med(cpu), "cpu_ratio_max": round(max(cpu), 3),
+                      "sessions_ratio_min": round(min(sps), 3), "sessions_ratio_median": med(sps),
                       "sessions_ratio_max": round(max(sps), 3), "within_25_percent": ok}))
 EOF
