@@ -2,11 +2,12 @@
 // must exit cleanly: the default runtime drains during static destruction, and what
 // its threads touch then (the loop's caches, the log sink, the tool tables) must not
 // have been destroyed before it.
+#include "support/child_process.hpp"
+
 #include <doctest/doctest.h>
 
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <chrono>
 #include <string>
 #include <thread>
-
-extern char** environ;
 
 namespace {
 
@@ -27,36 +26,21 @@ struct ChildResult {
 
 // Runs the helper with `args`, collecting its stdout; kills it after `limit`.
 ChildResult run_child(std::vector<std::string> args, std::chrono::seconds limit) {
-    const std::string child = std::string(RATH_BINARY_DIR) + "/bin/loop_exit_child";
-    REQUIRE(::access(child.c_str(), X_OK) == 0);
-    int pipefd[2];
-    REQUIRE(::pipe(pipefd) == 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-    posix_spawn_file_actions_addclose(&fa, pipefd[1]);
-    std::vector<char*> argv{const_cast<char*>(child.c_str())};
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, child.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(pipefd[1]);
-    REQUIRE(rc == 0);
-
+    const std::string path = std::string(RATH_BINARY_DIR) + "/bin/loop_exit_child";
+    REQUIRE(::access(path.c_str(), X_OK) == 0);
+    const auto [pid, out_fd] = test_support::spawn_with_stdout_pipe(path, std::move(args));
     ChildResult r;
     const auto deadline = std::chrono::steady_clock::now() + limit;
     bool open = true;
     while (open && std::chrono::steady_clock::now() < deadline) {
-        pollfd p{pipefd[0], POLLIN, 0};
+        pollfd p{out_fd, POLLIN, 0};
         if (::poll(&p, 1, 100) <= 0) continue;
         char buf[4096];
-        const ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+        const ssize_t n = ::read(out_fd, buf, sizeof buf);
         if (n > 0) r.out.append(buf, static_cast<std::size_t>(n));
         else if (n == 0 || errno != EINTR) open = false;
     }
-    ::close(pipefd[0]);
+    ::close(out_fd);
     while (std::chrono::steady_clock::now() < deadline) {
         const pid_t w = ::waitpid(pid, &r.status, WNOHANG);
         if (w == pid) {

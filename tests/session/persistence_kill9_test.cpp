@@ -2,6 +2,7 @@
 // reports each acknowledged row; the parent kills it at random points and checks that
 // every acknowledged row loads back, in order, exactly once.
 #include "support.hpp"
+#include "support/child_process.hpp"
 
 #include <rath/session.hpp>
 #include <rath/session/persistence/loader.hpp>
@@ -10,7 +11,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,8 +18,6 @@
 #include <random>
 #include <string>
 #include <thread>
-
-extern char** environ;
 
 using namespace rath;
 
@@ -69,27 +67,13 @@ TEST_CASE("every acknowledged row survives kill -9 of the writing process") {
     for (int round = 0; round < kRounds; ++round) {
         session_test::TempDir home;
         std::string id = Session().id();
-        int pipefd[2];
-        REQUIRE(::pipe(pipefd) == 0);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-        posix_spawn_file_actions_addclose(&fa, pipefd[1]);
-        std::string home_s = home.path().string();
-        std::string max_rows = "1000000";
-        char* argv[] = {const_cast<char*>(child.c_str()), home_s.data(), id.data(), max_rows.data(), nullptr};
-        pid_t pid = 0;
-        int rc = posix_spawn(&pid, child.c_str(), &fa, nullptr, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        ::close(pipefd[1]);
-        REQUIRE(rc == 0);
+        const auto [pid, out_fd] = test_support::spawn_with_stdout_pipe(child, {home.path().string(), id, "1000000"});
 
         // Kill after a random number of acknowledgements, plus a random extra delay so
         // the signal lands anywhere: between rows, inside write(2), in the queue.
         long kill_after = std::uniform_int_distribution<long>(1, 300)(rng);
         int extra_us = std::uniform_int_distribution<int>(0, 3000)(rng);
-        AckReader acks{pipefd[0]};
+        AckReader acks{out_fd};
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         bool open = true;
         while (open && acks.acked < kill_after && std::chrono::steady_clock::now() < deadline) open = acks.pump(100);
@@ -97,7 +81,7 @@ TEST_CASE("every acknowledged row survives kill -9 of the writing process") {
         ::kill(pid, SIGKILL);
         while (acks.pump(1000)) {
         }  // acknowledgements written before death are still in the pipe
-        ::close(pipefd[0]);
+        ::close(out_fd);
         int status = 0;
         ::waitpid(pid, &status, 0);
         REQUIRE_MESSAGE(acks.acked >= 1, "the child acknowledged nothing (status " << status << ")");
