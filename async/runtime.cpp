@@ -1,8 +1,6 @@
 #include <rath/async/runtime.hpp>
 #include <rath/async/detail/exit_order.hpp>
 
-#include <utility>
-
 #include <boost/asio/post.hpp>
 
 #include <pthread.h>
@@ -14,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace rath::async {
 
@@ -80,6 +79,11 @@ bool run_prerequisites() {
 
 namespace detail {
 void add_default_runtime_prerequisite(void (*init)()) noexcept {
+    // Several files may register the same initializer (each that may be linked alone):
+    // it runs once.
+    const int n = std::min(prerequisite_count.load(std::memory_order_acquire), max_prerequisites);
+    for (int i = 0; i < n; ++i)
+        if (prerequisites[i] == init) return;
     const int k = prerequisite_count.fetch_add(1, std::memory_order_acq_rel);
     if (k < max_prerequisites) prerequisites[k] = init;
 }

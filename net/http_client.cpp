@@ -64,11 +64,9 @@ namespace {
 
 // OpenSSL's cleanup is an atexit handler installed by its first initialization: done
 // before the default runtime exists, it runs after the runtime's drain at exit.
-[[maybe_unused]] const bool openssl_prerequisite = (async::detail::add_default_runtime_prerequisite([] {
-                                                        OPENSSL_init_ssl(0, nullptr);
-                                                    }),
-                                                    true);
-
+void init_openssl() { OPENSSL_init_ssl(0, nullptr); }
+[[maybe_unused]] const bool openssl_prerequisite =
+    (async::detail::add_default_runtime_prerequisite(&init_openssl), true);
 
 constexpr std::size_t max_body_reserve = std::size_t{1} << 24;  // what a Content-Length may pre-size
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);

@@ -1,6 +1,5 @@
 #include "lib/backend/process.hpp"
 #include "lib/core/pyjson.hpp"
-#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 
@@ -290,8 +289,7 @@ asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req) {
         co_await (drain(out_d, co, req.max_output_bytes) && drain(err_d, ce, req.max_output_bytes) &&
                   feed(in_d, *req.stdin_data));
     };
-    static const async::detail::Immortal<std::string> empty;
-    if (!req.stdin_data) req.stdin_data = *empty;
+    if (!req.stdin_data) req.stdin_data.emplace();
 
     // Output and exit race: normally the pipes reach EOF at exit; if something that
     // escaped the group still holds them, the grace period ends the reading.

@@ -9,8 +9,8 @@
 // linked whenever the library in question is used.
 namespace rath::async::detail {
 
-// Adds `init` (called once, from whichever thread first asks for the default runtime).
-// At most 16; more are ignored. Safe before main: the table is constant-initialized.
+// Adds `init` (called once, from whichever thread first asks for the default runtime);
+// adding the same function again changes nothing. At most 16; more are ignored. Safe before main: the table is constant-initialized.
 void add_default_runtime_prerequisite(void (*init)()) noexcept;
 
 }  // namespace rath::async::detail
