@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -166,6 +167,46 @@ TEST_CASE("a cancelled await stops waiting and the value stays settable") {
     CHECK(r.get() == "await timed out");
     never.set_value(3);
     CHECK(never.get() == 3);
+}
+
+TEST_CASE("waiters resume in the order they began waiting, also after the first one was cancelled") {
+    Runtime rt({.threads = 1});  // one thread: posted resumptions run in order
+    Lazy<int> gate;
+    auto order = std::make_shared<std::vector<int>>();
+    auto waiter = [](Lazy<int> g, int id, std::shared_ptr<std::vector<int>> seen,
+                     int timeout_ms) -> asio::awaitable<int> {
+        try {
+            int v = timeout_ms > 0 ? co_await rath::async::with_timeout(g.async_get(),
+                                                                        std::chrono::milliseconds(timeout_ms), "await")
+                                   : co_await g.async_get();
+            seen->push_back(id);
+            co_return v;
+        } catch (const rath::async::TimeoutError&) {
+            co_return -id;
+        }
+    };
+    auto first = rt.submit(waiter(gate, 1, order, 20));  // the inline slot, then cancelled
+    std::vector<Lazy<int>> rest;
+    rest.push_back(rt.submit(waiter(gate, 2, order, 0)));
+    rest.push_back(rt.submit(waiter(gate, 3, order, 0)));
+    CHECK(first.get() == -1);
+    rest.push_back(rt.submit(waiter(gate, 4, order, 0)));  // after the cancelled one
+    rest.push_back(rt.submit(waiter(gate, 5, order, 0)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (auto& r : rest) CHECK_FALSE(r.ready());
+    gate.set_value(7);
+    for (auto& r : rest) CHECK(r.get() == 7);
+    CHECK(*order == std::vector<int>{2, 3, 4, 5});
+}
+
+TEST_CASE("a lone waiter cancelled before the value leaves the next waiter to be resumed") {
+    Runtime rt({.threads = 1});
+    Lazy<int> gate;
+    auto r1 = rt.submit(rath::async::with_timeout(gate.async_get(), std::chrono::milliseconds(5), "await"));
+    CHECK_THROWS_AS(r1.get(), rath::async::TimeoutError);
+    auto r2 = rt.submit(gate.async_get());  // takes the inline slot again
+    gate.set_value(9);
+    CHECK(r2.get() == 9);
 }
 
 TEST_CASE("wait_for returns false on timeout and true once set") {

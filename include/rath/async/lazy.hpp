@@ -83,7 +83,7 @@ protected:
 
 private:
     struct Waiter {
-        std::uint64_t id;
+        std::uint64_t id = 0;
         Completion completion;
     };
     mutable std::mutex mu_;
@@ -94,7 +94,11 @@ private:
     mutable std::atomic<bool> observed_{false};
     std::exception_ptr error_;
     std::uint64_t next_waiter_ = 0;
-    std::vector<Waiter> waiters_;
+    // Most values have at most one coroutine or callback waiting (a session's loop
+    // output, read by one caller): that one is kept inline (empty completion: none),
+    // the rest in `more_`.
+    Waiter first_{};
+    std::vector<Waiter> more_;
 };
 
 template <class T>
