@@ -72,7 +72,12 @@ void stamp_operator_output(const Session& out, const Session& user, const Sessio
         out.set_legacy_lineage(SessionLineage{user.id(), agent.id(), std::move(op)});
         return;
     }
-    stamp_new_session(out, {user.id(), agent.id()}, std::move(op), kind, std::move(extras));
+    // Not `{user.id(), agent.id()}`: an initializer list would copy each id twice.
+    std::vector<std::string> parents;
+    parents.reserve(2);
+    parents.push_back(user.id());
+    parents.push_back(agent.id());
+    stamp_new_session(out, std::move(parents), std::move(op), kind, std::move(extras));
     detail::keep_legacy_in_lineage(out);
 }
 
