@@ -6,13 +6,16 @@
 # changes of a few percent that timing runs on this shared VM cannot.
 #
 #   bench/callgrind_fanout.sh [build-dir=build] [extra fanout args, e.g. --raw]
-# Prints one JSON line. Needs valgrind (Debian package).
+#   N1=2048 N2=6144 bench/callgrind_fanout.sh build --connections 1024   # connections reused
+# By default every measured session opens its own connection (N2 < the 4,096 cap); with
+# N1 and N2 above a smaller --connections each connection carries several sessions, as
+# in the large fan-outs. Prints one JSON line. Needs valgrind (Debian package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
-n1=1000
-n2=3000
+n1=${N1:-1000}
+n2=${N2:-3000}
 "$build/bin/rath-fake-llm" --port 0 --latency-ms 50 --quiet > /tmp/callgrind-fanout-server.out &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true' EXIT
@@ -29,4 +32,4 @@ a=$(total $n1 "$@")
 b=$(total $n2 "$@")
 mode=rath
 for arg in "$@"; do [ "$arg" = --raw ] && mode=raw; done
-echo "{\"bench\":\"fanout_instructions\",\"mode\":\"$mode\",\"args\":\"$*\",\"instructions_per_session\":$(( (b - a) / (n2 - n1) ))}"
+echo "{\"bench\":\"fanout_instructions\",\"mode\":\"$mode\",\"args\":\"$*\",\"n1\":$n1,\"n2\":$n2,\"instructions_per_session\":$(( (b - a) / (n2 - n1) ))}"
