@@ -4,7 +4,6 @@
 
 #include <boost/asio/error.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -94,15 +93,12 @@ bool LazyCore::wait_until(std::chrono::steady_clock::time_point deadline, const 
 void LazyCore::publish(std::unique_lock<std::mutex> lk, std::exception_ptr error) {
     error_ = std::move(error);
     ready_.store(true, std::memory_order_release);
-    Completion first = std::move(first_.completion);
-    std::vector<Waiter> more = std::move(more_);
-    more_.clear();
+    auto waiters = std::move(waiters_);
+    waiters_.clear();
     std::condition_variable* cv = blocked_ > 0 ? cv_.get() : nullptr;  // never reset once made
     lk.unlock();
     if (cv) cv->notify_all();
-    // In the order they came: the inline waiter is the oldest one left.
-    first.post({});  // (a no-op when empty)
-    for (auto& w : more) w.completion.post({});
+    for (auto& w : waiters) w.completion.post({});
 }
 
 void LazyCore::add_waiter(Completion completion, boost::asio::cancellation_slot slot) {
@@ -121,25 +117,20 @@ void LazyCore::add_waiter(Completion completion, boost::asio::cancellation_slot 
             if (auto self = weak.lock()) self->cancel_waiter(id);
         });
     }
-    if (!first_.completion && more_.empty())
-        first_ = Waiter{id, std::move(completion)};
-    else
-        more_.push_back(Waiter{id, std::move(completion)});
+    waiters_.push_back(Waiter{id, std::move(completion)});
 }
 
 void LazyCore::cancel_waiter(std::uint64_t id) {
     std::unique_lock lk(mu_);
-    Completion c;
-    if (first_.completion && first_.id == id) {
-        c = std::move(first_.completion);
-    } else {
-        auto it = std::find_if(more_.begin(), more_.end(), [id](const Waiter& w) { return w.id == id; });
-        if (it == more_.end()) return;
-        c = std::move(it->completion);
-        more_.erase(it);
+    for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+        if (it->id == id) {
+            Completion c = std::move(it->completion);
+            waiters_.erase(it);
+            lk.unlock();
+            c.post(boost::asio::error::operation_aborted);
+            return;
+        }
     }
-    lk.unlock();
-    c.post(boost::asio::error::operation_aborted);
 }
 
 }  // namespace detail

@@ -15,6 +15,7 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/container/small_vector.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <atomic>
@@ -83,7 +84,7 @@ protected:
 
 private:
     struct Waiter {
-        std::uint64_t id = 0;
+        std::uint64_t id;
         Completion completion;
     };
     mutable std::mutex mu_;
@@ -95,10 +96,8 @@ private:
     std::exception_ptr error_;
     std::uint64_t next_waiter_ = 0;
     // Most values have at most one coroutine or callback waiting (a session's loop
-    // output, read by one caller): that one is kept inline (empty completion: none),
-    // the rest in `more_`.
-    Waiter first_{};
-    std::vector<Waiter> more_;
+    // output, read by one caller): room for one inline, no allocation for it.
+    boost::container::small_vector<Waiter, 1> waiters_;
 };
 
 template <class T>
