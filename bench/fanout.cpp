@@ -205,8 +205,10 @@ BOOST_DESCRIBE_STRUCT(WordCountArgs, (), (text))
 // so the loop, sessions and tool dispatch can be measured on their own.
 class InProcessModel final : public rath::LoopExecutor {
 public:
-    boost::asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest request) override {
-        rath::llm::ChatResponse r;
+private:
+    boost::asio::awaitable<void> do_complete(const rath::llm::ChatRequest& request,
+                                             rath::llm::ChatResponse& r) override {
+        r = rath::llm::ChatResponse{};
         r.id = "chatcmpl-local";
         r.model = std::string(fo::model);
         rath::llm::ChatChoice choice;
@@ -225,16 +227,15 @@ public:
         }
         r.choices.push_back(std::move(choice));
         r.usage = rath::llm::TokenUsage{.prompt_tokens = 10, .completion_tokens = 5, .total_tokens = 15};
-        co_return r;
+        co_return;
     }
 
-private:
     std::atomic<long> seq_{0};
 };
 
 struct RathSetup {
     std::shared_ptr<rath::net::HttpClient> http;
-    std::shared_ptr<rath::flow::Agent> agent;
+    rath::flow::Agent agent{nullptr};
 };
 
 RathSetup make_rath(const Options& o, const std::string& base_url) {
@@ -249,19 +250,22 @@ RathSetup make_rath(const Options& o, const std::string& base_url) {
     rath::llm::ChatClientOptions client_options;
     client_options.http = http;
 
+    // A quick body that never blocks: it runs on the io thread, as the peers' tools run
+    // in their event loop.
     auto word_count = rath::tool::make_tool<WordCountArgs>(
         "word_count", std::string(fo::tool_description),
-        [](rath::Session, WordCountArgs args) { return fo::word_count(args.text); }, {.parallel_safe = true});
+        [](rath::Session, WordCountArgs args) { return fo::word_count(args.text); },
+        {.parallel_safe = true, .blocking = false});
 
     rath::flow::AgentOptions agent_options;
-    agent_options.provider = provider;
-    agent_options.tools = {word_count};
-    agent_options.client = rath::llm::chat_client_for(provider, client_options);
+    agent_options.loop.provider = provider;
+    agent_options.loop.tools = {word_count};
+    agent_options.loop.client = rath::llm::chat_client_for(provider, client_options);
     agent_options.max_concurrent_runs = static_cast<std::size_t>(o.max_runs);
-    if (o.in_process) agent_options.executor = std::make_shared<InProcessModel>();
+    if (o.in_process) agent_options.loop.executor = std::make_shared<InProcessModel>();
     // Streaming is what a caller asks for by watching the deltas.
-    if (o.stream) agent_options.on_event = [](const rath::llm::StreamDelta&) {};
-    auto agent = std::make_shared<rath::flow::Agent>(std::string(fo::instructions), std::move(agent_options));
+    if (o.stream) agent_options.loop.on_event = [](const rath::llm::StreamDelta&) {};
+    rath::flow::Agent agent(std::string(fo::instructions), std::move(agent_options));
     return {http, agent};
 }
 
@@ -319,7 +323,7 @@ void launch_rath(RathSetup& s, const std::shared_ptr<Tracker>& t, long n, long f
         const long i = fixed >= 0 ? fixed : k;
         rath::Session in = rath::Session::from_user_message(fo::user_text(i));
         t->start[static_cast<std::size_t>(k)] = now_s();
-        rath::Session out = (*s.agent)(in);  // returns at once: `out` is pending
+        rath::Session out = s.agent(in);  // returns at once: `out` is pending
         out.when_ready([out, k, i, t] { check_output(out, k, i, t.get()); });
     }
 }

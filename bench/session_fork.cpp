@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
         std::size_t check = 0;
         for (long i = 0; i < forks; ++i) {
             rath::Session f = base.fork();
-            check += f.raw_chunks().size();
+            check += f.chunks().size();
         }
         double fork_s = std::chrono::duration<double>(clock::now() - t0).count();
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
         // Extend: append one row to a fork (the fork then owns a new table).
         const long appends = 100000;
         auto row = rath::user_text_chunk("one more");
-        rath::ChunkTable table = base.raw_chunks();
+        rath::ChunkTable table = base.chunks();
         auto t1 = clock::now();
         for (long i = 0; i < appends; ++i) check += table.append(row).size();
         double append_s = std::chrono::duration<double>(clock::now() - t1).count();

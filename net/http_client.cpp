@@ -19,7 +19,6 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
 #include <rath/async/detail/completion.hpp>
-#include <rath/async/detail/exit_order.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
@@ -61,12 +60,6 @@ using Clock = std::chrono::steady_clock;
 using boost::system::error_code;
 
 namespace {
-
-// OpenSSL's cleanup is an atexit handler installed by its first initialization: done
-// before the default runtime exists, it runs after the runtime's drain at exit.
-void init_openssl() { OPENSSL_init_ssl(0, nullptr); }
-[[maybe_unused]] const bool openssl_prerequisite =
-    (async::detail::add_default_runtime_prerequisite(&init_openssl), true);
 
 constexpr std::size_t max_body_reserve = std::size_t{1} << 24;  // what a Content-Length may pre-size
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);

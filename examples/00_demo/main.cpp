@@ -68,10 +68,10 @@ int main(int argc, char** argv) {
                 server.base_url().c_str());
 
     rath::flow::Agent agent("You count words. Always call the word_count tool, then report its result.",
-                            {.provider = rath::llm::Provider{.base_url = server.base_url(),
-                                                             .api_key = "sk-fake-local",
-                                                             .model = "fake-model"},
-                             .tools = {word_count_tool()}});
+                            {.loop = {.provider = {.base_url = server.base_url(),
+                                                   .api_key = "sk-fake-local",
+                                                   .model = "fake-model"},
+                                      .tools = {word_count_tool()}}});
 
     auto t0 = std::chrono::steady_clock::now();
     std::vector<rath::Session> outs;

@@ -11,7 +11,7 @@ int main() {
     ]})");
 
     rath::flow::Agent agent("You are a concise assistant. Answer in one sentence.",
-                            {.provider = llm.provider, .on_event = example::stream_to_stdout()});
+                            {.loop = {.provider = llm.provider, .on_event = example::stream_to_stdout()}});
 
     auto user = rath::Session::from_user_message("What is rath, in one sentence?");
     user.to("local");  // where tools would run (an ephemeral workspace, opened on first use)

@@ -27,14 +27,14 @@ int main(int argc, char** argv) {
     // Two branches explore the same question; forks share the transcript (O(1)).
     rath::Session branch_a = question.fork();
     branch_a.append_chunk(rath::assistant_turn_chunk({}, std::string("Paris")));
-    branch_a.set_raw_usage(rath::TokenUsage{.prompt_tokens = 12, .completion_tokens = 1, .total_tokens = 13});
+    branch_a.set_usage(rath::TokenUsage{.prompt_tokens = 12, .completion_tokens = 1, .total_tokens = 13});
 
     rath::Session branch_b = question.fork();
     branch_b.append_chunk(rath::assistant_turn_chunk(
         {{.id = "call_1", .name = "lookup", .arguments = R"({"country": "France"})"}}, std::nullopt));
     branch_b.append_chunk(rath::tool_feedback_chunk("call_1", "lookup", R"({"capital": "Paris"})"));
     branch_b.append_chunk(rath::assistant_turn_chunk({}, std::string("Paris, per the lookup tool.")));
-    branch_b.set_raw_usage(rath::TokenUsage{.prompt_tokens = 30, .completion_tokens = 9, .total_tokens = 39});
+    branch_b.set_usage(rath::TokenUsage{.prompt_tokens = 30, .completion_tokens = 9, .total_tokens = 39});
 
     // A detached copy starts a new root with the same rows; a merge joins the branches.
     rath::Session scratch = branch_a.detach();

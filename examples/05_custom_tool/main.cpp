@@ -33,25 +33,26 @@ rath::tool::FlowToolPtr word_count_tool() {
         {.parallel_safe = true, .field_descriptions = {{"text", "Text to count."}}});
 }
 
-// Workflow: agent, then compressor.
-struct ReadmeWorkflow : rath::flow::Workflow {
-    explicit ReadmeWorkflow(const rath::llm::Provider& provider) {
-        agent = register_module("agent", std::make_shared<rath::flow::Agent>(
-                                             "Use the `word_count` tool, then answer briefly.",
-                                             rath::flow::AgentOptions{.provider = provider, .tools = {word_count_tool()}}));
-        compressor = register_module(
-            "compressor", std::make_shared<rath::flow::Compressor>("Compress the run into one concise assistant message.",
-                                                                   rath::flow::CompressorOptions{.provider = provider}));
+// Workflow: agent, then compressor. ReadmeWorkflowImpl is the module; RATH_MODULE
+// declares ReadmeWorkflow, the handle programs hold it by (as libtorch's TORCH_MODULE).
+struct ReadmeWorkflowImpl : rath::flow::Workflow {
+    explicit ReadmeWorkflowImpl(const rath::llm::Provider& provider) {
+        agent = register_module("agent", rath::flow::Agent("Use the `word_count` tool, then answer briefly.",
+                                                           {.loop = {.provider = provider, .tools = {word_count_tool()}}}));
+        compressor = register_module("compressor",
+                                     rath::flow::Compressor("Compress the run into one concise assistant message.",
+                                                            {.provider = provider}));
     }
     rath::Session forward(rath::Session session) override {
-        session = (*agent)(session);
-        return (*compressor)(session);
+        session = agent(session);
+        return compressor(session);
     }
     std::string type_name() const override { return "ReadmeWorkflow"; }
 
-    std::shared_ptr<rath::flow::Agent> agent;
-    std::shared_ptr<rath::flow::Compressor> compressor;
+    rath::flow::Agent agent{nullptr};
+    rath::flow::Compressor compressor{nullptr};
 };
+RATH_MODULE(ReadmeWorkflow);
 
 int main() {
     auto llm = example::make_llm(R"({"rules": [
@@ -63,13 +64,13 @@ int main() {
         {"match": {"role": "tool"}, "respond": {"text": "The text has 5 words ({{last}})."}}
     ]})");
 
-    auto workflow = std::make_shared<ReadmeWorkflow>(llm.provider);
+    ReadmeWorkflow workflow(llm.provider);
     std::cout << *workflow << "\n\n";
 
     auto user_session = rath::Session::from_user_message("Count the words in: OpenRath makes agent clusters traceable.");
     user_session.to("local", "./");  // tools run in the current directory
 
-    rath::Session out = (*workflow)(user_session);  // pending: the agent loop and the compressor run on the runtime
+    rath::Session out = workflow(user_session);  // pending: the agent loop and the compressor run on the runtime
     std::cout << "returned at once: " << out << "\n";
     auto rows = out.chunks();  // waits for the agent loop and the compressor
     std::cout << "compressed transcript:\n" << out << "\n";

@@ -16,14 +16,14 @@ int main() {
     std::string finish;
     int deltas = 0;
     rath::flow::Agent agent("Answer in one sentence.",
-                            {.provider = llm.provider, .on_event = [&](const rath::llm::StreamDelta& d) {
-                                 ++deltas;
-                                 if (d.content_delta) {
-                                     std::fputs(d.content_delta->c_str(), stdout);
-                                     std::fflush(stdout);
-                                 }
-                                 if (d.finish_reason) finish = std::string(rath::llm::to_string(*d.finish_reason));
-                             }});
+                            {.loop = {.provider = llm.provider, .on_event = [&](const rath::llm::StreamDelta& d) {
+                                          ++deltas;
+                                          if (d.content_delta) {
+                                              std::fputs(d.content_delta->c_str(), stdout);
+                                              std::fflush(stdout);
+                                          }
+                                          if (d.finish_reason) finish = std::string(rath::llm::to_string(*d.finish_reason));
+                                      }}});
 
     rath::Session out = agent(rath::Session::from_user_message("How does streaming work here?"));
     auto chunks = out.chunks();  // waits for the loop

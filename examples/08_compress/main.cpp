@@ -15,7 +15,7 @@ int main() {
     ]})");
 
     rath::flow::Agent agent("You are a systems architect. Answer in one paragraph.",
-                            {.provider = llm.provider, .on_event = example::stream_to_stdout()});
+                            {.loop = {.provider = llm.provider, .on_event = example::stream_to_stdout()}});
     rath::flow::Compressor compressor(rath::default_compress_instruction,
                                       {.provider = llm.provider, .on_event = example::stream_to_stdout()});
 

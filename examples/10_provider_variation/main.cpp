@@ -12,7 +12,7 @@ static int run(const std::string& kind) {
     ], "when_exhausted": "repeat_last"})",
                                  kind);
     std::printf("=== provider_kind=%s model=%s ===\n", kind.c_str(), llm.provider.to_string().c_str());
-    rath::flow::Agent agent("Answer in one sentence.", {.provider = llm.provider, .on_event = example::stream_to_stdout()});
+    rath::flow::Agent agent("Answer in one sentence.", {.loop = {.provider = llm.provider, .on_event = example::stream_to_stdout()}});
     rath::Session out = agent(rath::Session::from_user_message("What changes when I switch providers?"));
     auto text = out.text();
     std::printf("\n");

@@ -23,19 +23,16 @@ int main() {
         {"text": "Glad I could help: your refund is on its way. Goodbye!"}
       ]})");
     using rath::flow::Agent;
-    using rath::flow::AgentOptions;
-    auto billing = std::make_shared<Agent>("You handle billing.", AgentOptions{.provider = llm.provider,
-                                                                               .description = "billing and refunds"});
-    auto tech = std::make_shared<Agent>("You handle technical problems.",
-                                        AgentOptions{.provider = llm.provider, .description = "technical support"});
-    auto wrap_up = std::make_shared<Agent>("You close conversations politely.",
-                                           AgentOptions{.provider = llm.provider, .description = "wrap-up and goodbye"});
+    Agent billing("You handle billing.", {.loop = {.provider = llm.provider}, .description = "billing and refunds"});
+    Agent tech("You handle technical problems.", {.loop = {.provider = llm.provider}, .description = "technical support"});
+    Agent wrap_up("You close conversations politely.",
+                  {.loop = {.provider = llm.provider}, .description = "wrap-up and goodbye"});
     std::vector<std::shared_ptr<rath::flow::Workflow>> team{billing, tech, wrap_up};
     rath::flow::Selector selector(llm.provider);
 
     std::printf("--- if: single branch ---\n");
     auto session = rath::Session::from_user_message("My internet is down.");
-    auto chosen = selector.select(session, team);
+    auto chosen = selector->select(session, team);
     if (!chosen->is_empty()) {
         std::printf("routed to: %s\n", chosen->description().c_str());
         session = (*chosen)(session);
@@ -45,8 +42,8 @@ int main() {
     std::printf("--- while: loop until done ---\n");
     session = rath::Session::from_user_message("I was charged twice this month.");
     int rounds = 0;
-    for (auto next = selector.select(session, team); !next->is_empty() && rounds < 4;
-         next = selector.select(session, team)) {
+    for (auto next = selector->select(session, team); !next->is_empty() && rounds < 4;
+         next = selector->select(session, team)) {
         std::printf("round %d -> %s\n", ++rounds, next->description().c_str());
         session = (*next)(session);
     }

@@ -1,9 +1,11 @@
 #pragma once
-// Umbrella header for the flow layer.
+// Umbrella header for the flow layer and the loop it drives.
 #include <rath/flow/agent.hpp>
 #include <rath/flow/agent_param.hpp>
 #include <rath/flow/compressor.hpp>
+#include <rath/flow/module_holder.hpp>
 #include <rath/flow/selector.hpp>
+#include <rath/flow/sequential.hpp>
 #include <rath/flow/workflow.hpp>
-#include <rath/session_compress.hpp>
-#include <rath/session_loop.hpp>
+#include <rath/loop/session_compress.hpp>
+#include <rath/loop/session_loop.hpp>

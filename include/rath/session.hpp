@@ -4,11 +4,22 @@
 // an immutable, structurally shared transcript (ChunkTable), cumulative token usage,
 // lineage fields, and a slot for a sandbox binding with a domain refcount.
 //
-// A session may be *pending*: an agent loop is still producing it. Lineage, id and
-// sandbox fields are readable at once; the transcript and usage wait for the loop
-// (or, inside a tool dispatch, show the transcript as it grows).
-#include <rath/async/lazy.hpp>
-#include <rath/backend/backend.hpp>
+// A session may be *pending*: an agent loop (or another operator) is still producing
+// it. Its id, lineage and sandbox are readable at once; its transcript and usage wait
+// for the producer. The handle a tool is given while the loop that called it runs is a
+// *dispatch view*: reading the transcript through it never waits and returns the rows
+// published so far (session.md §2.8), whatever thread or coroutine the tool runs on.
+//
+// Thread safety: every member function may be called from any thread on handles to the
+// same session at once; each read is a consistent snapshot. Blocking reads (chunks(),
+// usage(), text(), synchronize(), require_sandbox()) must not run on a runtime io
+// thread while they would wait: they throw async::DeadlockError there instead of
+// hanging; coroutines use the async_ forms.
+//
+// Errors: SessionError for misuse (no backend to open, append to a pending session);
+// the producer's error is rethrown exactly once, by the first read that waits for it,
+// and the session then reads as what was published before the failure.
+#include <rath/backend/fwd.hpp>
 #include <rath/backend/spec.hpp>
 #include <rath/session/chunk.hpp>
 #include <rath/session/chunk_table.hpp>
@@ -18,9 +29,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -35,27 +44,10 @@ namespace async {
 class Runtime;
 }
 
-class Session;
-
 namespace detail {
 struct SessionState;
-// The registry's hooks (lib/session/registry.cpp): a handle's state, and the registry
-// epoch it was registered in (0: not registered), which makes a destroyed state leave
-// the registry and lets a registered session be registered again without a lookup.
-SessionState* state_of(const Session& s) noexcept;
-std::atomic<std::uint64_t>& registered_epoch(SessionState& st) noexcept;
-std::string_view id_of(const SessionState& st) noexcept;
-// For the loop and compress operators, right after stamping a two-parent lineage: the
-// session's legacy provenance is that lineage's parents and operator, read from there
-// (no copy of the ids) until the lineage is replaced.
-void keep_legacy_in_lineage(const Session& s);
+struct SessionAccess;
 }  // namespace detail
-
-// What a pending session becomes when its loop finishes.
-struct MaterializedSession {
-    ChunkTable chunks{};
-    std::optional<TokenUsage> usage{};
-};
 
 // Constructor options (all optional; designated initializers).
 struct SessionOptions {
@@ -63,7 +55,6 @@ struct SessionOptions {
     std::optional<std::string> sandbox_backend{};
     std::optional<backend::SandboxSpec> sandbox_spec{};
     Lineage lineage{};
-    std::optional<SessionLineage> legacy_lineage{};
     std::optional<TokenUsage> usage{};
 };
 
@@ -80,58 +71,53 @@ public:
     // stamp). Any other kind throws SessionError.
     static Session create(std::string_view kind = "user", std::string text = {});
 
-    // A pending session: `seed` is visible raw at once; `result` materializes it.
-    static Session make_pending(ChunkTable seed, SessionOptions options, async::Lazy<MaterializedSession> result);
-    // Installs an in-flight materialization on an existing session.
-    void set_pending(async::Lazy<MaterializedSession> result) const;
-    // True until synchronize() has consumed the result (or its error).
-    bool pending() const noexcept;
+    // True until the producer's result (or error) has been consumed by a read.
+    [[nodiscard]] bool pending() const noexcept;
+    // True for the handle a tool was given (and its copies): see the file comment.
+    [[nodiscard]] bool dispatch_view() const noexcept { return dispatch_view_; }
 
-    const std::string& id() const noexcept;
+    [[nodiscard]] const std::string& id() const noexcept;
 
     // ---- transcript and usage (lazy-gated, session.md §1.7) ----
-    // Off the runtime: waits for a pending session. Inside a ToolDispatchScope: the
-    // raw in-flight value. On a runtime thread otherwise: throws
-    // rath::async::DeadlockError unless the result is ready.
-    ChunkTable chunks() const;
-    std::optional<TokenUsage> usage() const;
+    // Wait for a pending session (see the file comment for threads and dispatch views).
+    [[nodiscard]] ChunkTable chunks() const;
+    [[nodiscard]] std::optional<TokenUsage> usage() const;
     // Content of the last ASSISTANT row with non-blank content, or nullopt.
-    std::optional<std::string> text() const;
-    // Waits for a pending session and publishes its result. Its error is thrown
-    // exactly once; afterwards the session reads as whatever the loop had written.
+    [[nodiscard]] std::optional<std::string> text() const;
+    // Waits for a pending session to finish. Its error is thrown exactly once; the
+    // session then reads as what its producer published. A no-op on a dispatch view.
     const Session& synchronize() const;
-    // The same for coroutines (never blocks a thread).
-    boost::asio::awaitable<void> async_synchronize() const;
-    // Calls `fn` once the session is no longer pending: at once on this thread when
-    // it is not pending, else on a thread of `runtime` (default: the default runtime)
-    // when its loop finishes. Reading the session inside `fn` never waits (and throws
-    // the loop's error, as synchronize() does). The callback form of
+    // The same for coroutines: never blocks a thread. Cancellation (the awaiting
+    // coroutine's slot) abandons the wait; the session stays pending.
+    [[nodiscard]] boost::asio::awaitable<void> async_synchronize() const;
+    // Calls `fn` once the session is no longer pending: at once on this thread when it
+    // is not pending, else on a thread of `runtime` (default: the default runtime) when
+    // its producer finishes. Reading the session inside `fn` never waits (and throws the
+    // producer's error, as synchronize() does). The callback form of
     // async_synchronize, for services and fan-outs that would otherwise keep a
     // coroutine per session; `fn` may hold the session, it is released after it runs.
     void when_ready(std::function<void()> fn, async::Runtime* runtime = nullptr) const;
-    boost::asio::awaitable<ChunkTable> async_chunks() const;
-    boost::asio::awaitable<std::optional<TokenUsage>> async_usage() const;
+    [[nodiscard]] boost::asio::awaitable<ChunkTable> async_chunks() const;
+    [[nodiscard]] boost::asio::awaitable<std::optional<TokenUsage>> async_usage() const;
 
-    // ---- raw access for the agent loop (never waits) ----
-    ChunkTable raw_chunks() const;
-    void set_raw_chunks(ChunkTable chunks) const;
-    std::optional<TokenUsage> raw_usage() const;
-    void set_raw_usage(std::optional<TokenUsage> usage) const;
-    // Thread-safe append returning the row's 0-based index. Throws SessionError on a
-    // pending session (its transcript belongs to the loop).
+    // Appends a row and returns its 0-based index. Throws SessionError on a pending
+    // session (its transcript belongs to its producer).
     std::size_t append_chunk(ChunkRowPtr row) const;
+    // Replaces the cumulative usage. Throws SessionError on a pending session.
+    void set_usage(std::optional<TokenUsage> usage) const;
 
     // ---- lineage (eager) ----
-    Lineage lineage() const;
-    std::vector<std::string> parent_session_ids() const;
-    std::string lineage_operator() const;
-    LineageKind lineage_kind() const;
-    LineageExtras lineage_extras() const;
+    [[nodiscard]] Lineage lineage() const;
+    [[nodiscard]] std::vector<std::string> parent_session_ids() const;
+    [[nodiscard]] std::string lineage_operator() const;
+    [[nodiscard]] LineageKind lineage_kind() const;
+    [[nodiscard]] LineageExtras lineage_extras() const;
     // Overwrites all four lineage fields (the recorder does this when stamping).
     void set_lineage(Lineage lineage) const;
     void add_lineage_extra(std::string key, boost::json::value value) const;
-    std::optional<SessionLineage> legacy_lineage() const;
-    void set_legacy_lineage(std::optional<SessionLineage> l) const;
+    // OpenRath's older provenance triple (user id, agent id, operator) of an operator
+    // output; nullopt for other sessions.
+    [[nodiscard]] std::optional<SessionLineage> legacy_lineage() const;
 
     // ---- sandbox placement (session.md §1.6) ----
     // Closes the current handle, then targets `backend` with no spec / a working
@@ -147,45 +133,46 @@ public:
     Session& bind_sandbox(backend::SandboxPtr sb);
     // The bound sandbox, opening one through the target backend on first use. Two
     // concurrent callers share one open. Throws SessionError when the slot holds a
-    // closed sandbox or there is no target.
+    // closed sandbox or there is no target, and whatever the backend's open throws.
     backend::SandboxPtr require_sandbox() const;
-    boost::asio::awaitable<backend::SandboxPtr> async_require_sandbox() const;
+    [[nodiscard]] boost::asio::awaitable<backend::SandboxPtr> async_require_sandbox() const;
     // The slot as is (may be null or closed).
-    backend::SandboxPtr sandbox() const;
-    std::optional<std::string> sandbox_backend() const;
-    std::optional<backend::SandboxSpec> sandbox_spec() const;
+    [[nodiscard]] backend::SandboxPtr sandbox() const;
+    [[nodiscard]] std::optional<std::string> sandbox_backend() const;
+    [[nodiscard]] std::optional<backend::SandboxSpec> sandbox_spec() const;
     // `with session:` — prefer SessionScope. enter() opens at depth 0; exit() closes
     // at depth 0.
     void enter() const;
     void exit() const;
     void exit_noexcept() const noexcept;
-    int scope_depth() const noexcept;
+    [[nodiscard]] int scope_depth() const noexcept;
 
     // ---- graph operators (session.md §1.8) ----
     // Same rows (shared, O(1)), same target, shares a live sandbox; usage unset;
     // parents (self).
-    Session fork() const;
+    [[nodiscard]] Session fork() const;
     // As fork, but no parents.
-    Session detach() const;
+    [[nodiscard]] Session detach() const;
     // self rows + other rows, summed usage, self's sandbox; parents (self, other).
-    Session merge(const Session& other) const;
+    [[nodiscard]] Session merge(const Session& other) const;
 
     // Python repr (session.md §1.9); never waits.
-    std::string repr() const;
+    [[nodiscard]] std::string repr() const;
 
     // Identity: both handles refer to the same session.
     bool operator==(const Session& o) const noexcept { return st_ == o.st_; }
 
 private:
     friend class WeakSession;
-    friend detail::SessionState* detail::state_of(const Session& s) noexcept;
-    friend void detail::keep_legacy_in_lineage(const Session& s);
+    friend struct detail::SessionAccess;
     explicit Session(std::shared_ptr<detail::SessionState> st) : st_(std::move(st)) {}
+    bool waits() const noexcept;
     backend::SandboxPtr ensure_sandbox() const;
     boost::asio::awaitable<backend::SandboxPtr> async_ensure_sandbox() const;
     Session derive(ChunkTable rows, std::optional<TokenUsage> usage) const;
 
     std::shared_ptr<detail::SessionState> st_;
+    bool dispatch_view_ = false;
 };
 
 // A non-owning reference to a session: it does not keep the transcript alive.
@@ -193,11 +180,11 @@ class WeakSession {
 public:
     WeakSession() = default;
     explicit WeakSession(const Session& s) : st_(s.st_) {}
-    std::optional<Session> lock() const {
+    [[nodiscard]] std::optional<Session> lock() const {
         if (auto st = st_.lock()) return Session(std::move(st));
         return std::nullopt;
     }
-    bool expired() const noexcept { return st_.expired(); }
+    [[nodiscard]] bool expired() const noexcept { return st_.expired(); }
 
 private:
     std::weak_ptr<detail::SessionState> st_;

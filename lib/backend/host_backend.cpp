@@ -1,3 +1,4 @@
+#include <rath/async/runtime.hpp>
 #include <rath/backend/decode.hpp>
 #include <rath/backend/host_backend.hpp>
 

@@ -1,7 +1,5 @@
 #include "lib/core/json_parse.hpp"
 
-#include <rath/async/detail/exit_order.hpp>
-
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/stream_parser.hpp>
@@ -59,17 +57,6 @@ std::size_t error_column(std::string_view text) {
     return code_points(text.substr(0, used)) + 1;
 }
 
-}  // namespace
-
-void prepare_simdjson() {
-    simdjson::dom::parser parser;
-    simdjson::dom::element e;
-    [[maybe_unused]] auto ec = parser.parse(std::string_view("{}")).get(e);
-}
-
-namespace {
-[[maybe_unused]] const bool simdjson_prerequisite =
-    (async::detail::add_default_runtime_prerequisite(&prepare_simdjson), true);
 }  // namespace
 
 std::optional<boost::json::value> parse_json(std::string_view text, JsonParseError* error) {

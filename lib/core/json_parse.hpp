@@ -18,10 +18,4 @@ struct JsonParseError {
 // The value, or nullopt with `error` filled in.
 std::optional<boost::json::value> parse_json(std::string_view text, JsonParseError* error = nullptr);
 
-// Builds simdjson's implementation table (a first-use static inside simdjson, shared by
-// every parser) by parsing once. Registered as a default-runtime prerequisite here and
-// by the llm parser pool (json_util.cpp), either of which a program may link without
-// the other, so the table outlives the runtime's drain at exit.
-void prepare_simdjson();
-
 }  // namespace rath::detail

@@ -49,6 +49,23 @@ boost::asio::awaitable<Session> Workflow::async_forward(Session input) {
                                                             std::move(job));
 }
 
+std::shared_ptr<Workflow> Workflow::clone() const {
+    throw std::logic_error(type_name() +
+                           " does not implement clone(): derive it from rath::flow::Cloneable<Self> (with a reset() "
+                           "that registers its modules) or override clone()");
+}
+
+void Workflow::copy_params_from(const Workflow& other) {
+    for (auto& [name, mine] : params_)
+        for (const auto& [their_name, theirs] : other.params_)
+            if (their_name == name) *mine = *theirs;
+    for (auto& [name, mine] : children_)
+        for (const auto& [their_name, theirs] : other.children_)
+            if (their_name == name) mine->copy_params_from(*theirs);
+}
+
+boost::asio::awaitable<Session> EmptyWorkflow::async_forward(Session input) { co_return input; }
+
 void Workflow::register_child(std::string name, std::shared_ptr<Workflow> child) {
     if (!child) throw std::invalid_argument("register_module: module '" + name + "' is null");
     if (child.get() == this) throw std::invalid_argument("register_module: a workflow cannot contain itself");

@@ -2,60 +2,38 @@
 #include <rath/llm/error.hpp>
 
 #include <rath/async/block_on.hpp>
+#include <rath/async/runtime.hpp>
 
-#include <memory>
+#include "lib/llm/transport.hpp"
 
 namespace rath::llm {
 
-boost::asio::awaitable<ChatResponse> ChatClient::async_stream(ChatRequest, DeltaCallback) {
-    throw ProviderConfigError(std::string("chat client kind '") + std::string(kind()) + "' does not support streaming");
-    co_return ChatResponse{};
-}
+ChatClient::~ChatClient() = default;
 
-boost::asio::awaitable<void> detail::async_assign(boost::asio::awaitable<ChatResponse> op, ChatResponse& out) {
-    out = co_await std::move(op);
-}
-
-// The borrowed call starts here, while `request` is alive; only its awaitable travels on.
-boost::asio::awaitable<void> ChatClient::async_complete_into(const ChatRequest& request, ChatResponse& out) {
-    return detail::async_assign(async_complete_borrowed(request), out);
-}
-
-boost::asio::awaitable<void> ChatClient::async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
-                                                           ChatResponse& out) {
-    return detail::async_assign(async_stream_borrowed(request, std::move(on_delta)), out);
+boost::asio::awaitable<void> ChatClient::async_complete(const ChatRequest& request, ChatResponse& out,
+                                                        const DeltaCallback* on_delta) {
+    if (on_delta && !*on_delta) on_delta = nullptr;
+    if (on_delta && !supports_streaming())
+        return detail::fail_later<void>(std::make_exception_ptr(ProviderConfigError(
+            std::string("chat client kind '") + std::string(kind()) + "' does not support streaming")));
+    return detail::start_or_fail<void>([&] { return do_complete(request, out, on_delta); });
 }
 
 namespace {
-// Awaits `op`, which writes into `*out`, and returns what it wrote.
-boost::asio::awaitable<ChatResponse> take_answer(boost::asio::awaitable<void> op, std::unique_ptr<ChatResponse> out) {
-    co_await std::move(op);
-    co_return std::move(*out);
+boost::asio::awaitable<ChatResponse> complete_value(ChatClient& client, ChatRequest request, DeltaCallback on_delta) {
+    ChatResponse out;
+    const DeltaCallback* cb = on_delta ? &on_delta : nullptr;
+    co_await client.async_complete(request, out, cb);
+    co_return out;
 }
 }  // namespace
 
-boost::asio::awaitable<ChatResponse> ChatClient::complete_by_into(const ChatRequest& request) {
-    auto out = std::make_unique<ChatResponse>();
-    auto op = async_complete_into(request, *out);
-    return take_answer(std::move(op), std::move(out));
-}
-
-boost::asio::awaitable<ChatResponse> ChatClient::stream_by_into(const ChatRequest& request, DeltaCallback on_delta) {
-    auto out = std::make_unique<ChatResponse>();
-    auto op = async_stream_into(request, std::move(on_delta), *out);
-    return take_answer(std::move(op), std::move(out));
+ChatResponse ChatClient::complete(const ChatRequest& request, const DeltaCallback& on_delta) {
+    return rath::async::block_on(runtime(), complete_value(*this, request, on_delta));
 }
 
 rath::async::Runtime& ChatClient::runtime() const noexcept {
     return runtime_ ? *runtime_ : rath::async::Runtime::default_runtime();
-}
-
-ChatResponse ChatClient::complete(ChatRequest request) {
-    return rath::async::block_on(runtime(), async_complete(std::move(request)));
-}
-
-ChatResponse ChatClient::stream(ChatRequest request, DeltaCallback on_delta) {
-    return rath::async::block_on(runtime(), async_stream(std::move(request), std::move(on_delta)));
 }
 
 }  // namespace rath::llm

@@ -6,7 +6,7 @@
 
 #include "lib/llm/base64.hpp"
 #include "lib/llm/json_util.hpp"
-#include "lib/llm/transport.hpp"
+#include "lib/llm/side_client.hpp"
 
 #include <rath/async/block_on.hpp>
 
@@ -19,20 +19,6 @@ namespace rath::llm {
 
 namespace json = boost::json;
 namespace dom = simdjson::dom;
-
-namespace {
-// The config entry whose key/URL embeddings fall back to.
-std::optional<config::LlmProviderEntry> embedding_config_entry() {
-    try {
-        auto store = config::ConfigStore::load();
-        auto name = store->embedding_provider();
-        if (!name || !store->has_llm_provider(*name)) name = store->default_llm_provider();
-        if (name && store->has_llm_provider(*name)) return store->get_llm_provider(*name);
-    } catch (const std::exception&) {
-    }
-    return std::nullopt;
-}
-}  // namespace
 
 EmbeddingProvider EmbeddingProvider::from_config(std::optional<std::string_view> name,
                                                  std::shared_ptr<config::ConfigStore> store,
@@ -63,22 +49,27 @@ EmbeddingProvider EmbeddingProvider::from_config(std::optional<std::string_view>
     return p;
 }
 
-EmbeddingClient::EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options)
-    : provider_(std::move(provider)), options_(std::move(options)) {
-    api_key_ = resolve_credential({provider_.api_key, env_value("OPENAI_API_KEY")});
-    base_url_ = resolve_credential({provider_.base_url, env_value("OPENAI_BASE_URL")});
-    if (api_key_.empty() || base_url_.empty()) {
-        if (auto c = embedding_config_entry()) {
-            if (api_key_.empty()) api_key_ = resolve_credential({c->api_key});
-            if (base_url_.empty()) base_url_ = resolve_credential({c->base_url});
-        }
-    }
-    if (api_key_.empty())
-        throw ProviderConfigError("No API key for EmbeddingProvider: set EmbeddingProvider.api_key, OPENAI_API_KEY or "
-                                  "llm.embedding_provider in config.json");
-    if (base_url_.empty()) base_url_ = "https://api.openai.com/v1";
-    http_ = detail::make_http(options_);
+struct EmbeddingClient::Impl {
+    EmbeddingProvider provider;
+    ChatClientOptions options;
+    detail::SideEndpoint side;
+};
+
+EmbeddingClient::EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options) {
+    detail::SideSettings settings{.api_key = provider.api_key,
+                                  .base_url = provider.base_url,
+                                  .retry_max_attempts = provider.retry_max_attempts,
+                                  .retry_base_seconds = provider.retry_base_seconds,
+                                  .config_entry = &config::ConfigStore::embedding_provider,
+                                  .what = "EmbeddingProvider",
+                                  .config_key = "llm.embedding_provider"};
+    auto side = detail::make_side_endpoint(settings, options);
+    impl_ = std::make_unique<const Impl>(Impl{std::move(provider), std::move(options), std::move(side)});
 }
+
+EmbeddingClient::~EmbeddingClient() = default;
+
+const EmbeddingProvider& EmbeddingClient::provider() const noexcept { return impl_->provider; }
 
 namespace {
 std::vector<double> decode_embedding(dom::element e) {
@@ -126,23 +117,18 @@ std::vector<std::vector<double>> parse_embeddings(net::HttpResponse& resp) {
 boost::asio::awaitable<std::vector<std::vector<double>>> EmbeddingClient::async_embed(std::vector<std::string> texts) {
     if (texts.empty()) co_return std::vector<std::vector<double>>{};
     json::object body;
-    body["model"] = provider_.model;
+    body["model"] = impl_->provider.model;
     json::array input;
     for (auto& t : texts) input.emplace_back(json::string(t));
     body["input"] = std::move(input);
-    if (provider_.dimensions) body["dimensions"] = *provider_.dimensions;
+    if (impl_->provider.dimensions) body["dimensions"] = *impl_->provider.dimensions;
     body["encoding_format"] = "base64";
-    net::HttpRequest req;
-    req.url = detail::join_url(base_url_, "/embeddings");
-    req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}, {"Authorization", "Bearer " + api_key_}};
-    req.body = json::serialize(body);
-    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    co_return co_await detail::async_send_parsed<std::vector<std::vector<double>>>(
-        *http_, std::move(req), "openai", api_key_, std::nullopt, std::move(retry), &parse_embeddings);
+    std::string text = json::serialize(body);  // named: not a temporary in the co_await (GCC 12)
+    co_return co_await detail::async_post_json(impl_->side, "/embeddings", std::move(text), &parse_embeddings);
 }
 
 std::vector<std::vector<double>> EmbeddingClient::embed(std::vector<std::string> texts) {
-    auto& rt = options_.runtime ? *options_.runtime : rath::async::Runtime::default_runtime();
+    auto& rt = impl_->options.runtime ? *impl_->options.runtime : rath::async::Runtime::default_runtime();
     return rath::async::block_on(rt, async_embed(std::move(texts)));
 }
 

@@ -1,7 +1,6 @@
 #include "lib/llm/json_util.hpp"
 
 #include <rath/llm/error.hpp>
-#include <rath/async/detail/exit_order.hpp>
 
 #include "lib/core/json_parse.hpp"
 
@@ -161,9 +160,6 @@ dom::element parse_response_body(dom::parser& parser, std::string_view body, int
 }
 
 namespace {
-[[maybe_unused]] const bool simdjson_prerequisite =
-    (async::detail::add_default_runtime_prerequisite(&rath::detail::prepare_simdjson), true);
-
 struct PooledParser {
     dom::parser parser;
     bool leased = false;

@@ -125,31 +125,29 @@ ScriptedReply ScriptedChatClient::take(const ChatRequest& request) {
                               "': no scripted reply matches the last message: " + last);
 }
 
-boost::asio::awaitable<ChatResponse> ScriptedChatClient::async_complete(ChatRequest request) {
+boost::asio::awaitable<void> ScriptedChatClient::do_complete(const ChatRequest& request, ChatResponse& out,
+                                                             const DeltaCallback* on_delta) {
     ScriptedReply r = take(request);
-    if (r.error) std::rethrow_exception(r.error);
-    ChatResponse out;
-    if (r.response) {
-        out = std::move(*r.response);
-    } else {
-        StreamAccumulator acc(provider_.model.value_or(""));
-        for (const auto& d : r.deltas) acc.add(d);
-        out = acc.result();
+    if (!on_delta) {
+        if (r.error) std::rethrow_exception(r.error);
+        if (r.response) {
+            out = std::move(*r.response);
+        } else {
+            StreamAccumulator acc(provider_.model.value_or(""));
+            for (const auto& d : r.deltas) acc.add(d);
+            out = acc.result();
+        }
+        if (out.model.empty()) out.model = request.model.value_or(provider_.model.value_or(""));
+        co_return;
     }
-    if (out.model.empty()) out.model = request.model.value_or(provider_.model.value_or(""));
-    co_return out;
-}
-
-boost::asio::awaitable<ChatResponse> ScriptedChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
-    ScriptedReply r = take(request);
     std::vector<StreamDelta> deltas = !r.deltas.empty() ? r.deltas : (r.response ? deltas_of(*r.response) : std::vector<StreamDelta>{});
     StreamAccumulator acc(request.model.value_or(provider_.model.value_or("")));
     for (const auto& d : deltas) {
         acc.add(d);
-        if (on_delta) on_delta(d);
+        (*on_delta)(d);
     }
     if (r.error) std::rethrow_exception(r.error);
-    co_return acc.result();
+    out = acc.result();
 }
 
 }  // namespace rath::llm

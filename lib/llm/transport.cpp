@@ -217,18 +217,6 @@ void set_headers(net::HttpRequest& req, const std::shared_ptr<const net::HeaderB
         req.headers = preset->merged(extras.headers);
 }
 
-RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double> base_seconds,
-                           const ChatClientOptions& options) {
-    RetryOptions r;
-    r.max_attempts = max_attempts.value_or(4);
-    r.base_seconds = base_seconds.value_or(0.5);
-    r.cap_seconds = options.retry_cap_seconds;
-    r.jitter = options.retry_jitter;
-    r.max_retry_after_seconds = options.max_retry_after_seconds;
-    r.sleep = options.sleep;
-    return r;
-}
-
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
     if (options.http) return options.http;
     if (options.runtime) return std::make_shared<net::HttpClient>(*options.runtime, options.http_options);
@@ -306,55 +294,6 @@ boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net:
         std::rethrow_exception(map_send_error(std::current_exception(), provider, secret));
     }
     throw_if_error_status(provider, resp, secret);
-}
-
-}  // namespace rath::llm::detail
-
-namespace rath::llm::detail {
-
-std::optional<std::chrono::duration<double>> retry_decision(const RetryOptions& o, int attempt,
-                                                            const std::exception_ptr& e) {
-    std::optional<net::Seconds> retry_after;
-    std::string what = "error";
-    if (o.retryable) {
-        if (!o.retryable(e)) return std::nullopt;
-    }
-    try {
-        std::rethrow_exception(e);
-    } catch (const ProviderError& pe) {
-        if (!o.retryable && !pe.retryable()) return std::nullopt;
-        if (pe.retry_after() && pe.retry_after()->count() <= o.max_retry_after_seconds) retry_after = pe.retry_after();
-        what = pe.type().empty() ? "ProviderError" : pe.type();
-        if (pe.status() > 0) what += " (HTTP " + std::to_string(pe.status()) + ")";
-    } catch (const std::exception&) {
-        if (!o.retryable) return std::nullopt;
-    } catch (...) {
-        if (!o.retryable) return std::nullopt;
-    }
-    net::RetryPolicy policy{.max_attempts = o.max_attempts,
-                            .base = std::chrono::duration<double>(o.base_seconds),
-                            .cap = std::chrono::duration<double>(std::max(o.cap_seconds, o.max_retry_after_seconds)),
-                            .jitter = o.jitter};
-    net::Seconds delay;
-    if (retry_after) {
-        delay = net::backoff_delay(policy, attempt - 1, retry_after);
-    } else {
-        policy.cap = std::chrono::duration<double>(o.cap_seconds);
-        delay = net::backoff_delay(policy, attempt - 1, std::nullopt);
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f", delay.count());
-    log(LogLevel::warning, "LLM call failed with " + what + "; retry " + std::to_string(attempt) + "/" +
-                               std::to_string(std::max(1, o.max_attempts)) + " in " + buf + "s");
-    return delay;
-}
-
-boost::asio::awaitable<void> retry_sleep(const RetryOptions& o, std::chrono::duration<double> d) {
-    if (o.sleep) {
-        co_await o.sleep(d);
-        co_return;
-    }
-    co_await rath::async::async_sleep(std::chrono::duration_cast<std::chrono::steady_clock::duration>(d));
 }
 
 }  // namespace rath::llm::detail

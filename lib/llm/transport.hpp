@@ -1,11 +1,10 @@
 #pragma once
 // What the HTTP-based clients share: URL joining, transport options pulled out of
 // extra_create_args, HTTP error -> typed ProviderError mapping, key scrubbing, the
-// config fallback tier and the retry settings of a provider.
+// config fallback tier, and the shared HTTP client of the chat clients.
 #include <rath/config/store.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/error.hpp>
-#include <rath/llm/retry.hpp>
 #include <rath/net/http.hpp>
 
 #include <boost/json/object.hpp>
@@ -59,9 +58,6 @@ std::string resolve_model(const ChatRequest& request, const Provider& provider, 
 void set_headers(net::HttpRequest& req, const std::shared_ptr<const net::HeaderBlock>& preset,
                  const TransportExtras& extras);
 
-RetryOptions retry_options(std::optional<int> max_attempts, std::optional<double> base_seconds,
-                           const ChatClientOptions& options);
-
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options);
 
 // An awaitable that fails with `e` when awaited: lets a plain function that prepares a
@@ -96,48 +92,6 @@ boost::asio::awaitable<void> start_send(net::HttpClient& http, const net::HttpRe
 std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret);
 // A non-2xx answer becomes the typed provider error (key scrubbed from the message).
 void throw_if_error_status(std::string_view provider, const net::HttpResponse& response, std::string_view secret);
-
-// The whole-body call of every client: send `request` (owned here, re-sent on each
-// attempt) under the retry policy and turn a 2xx response into `out` with `parse`.
-// `provider`, `secret` and `retry` are borrowed from the client, which outlives the
-// awaitable as `http` does (a parked request then holds no copy of the key); `out` is
-// borrowed from the caller, so the frame a parked request keeps has no result slot.
-// The retry loop is written out here rather than built on async_retry_with_backoff:
-// one coroutine frame per request instead of four (retry, its std::function, the
-// attempt lambda, the send), which is what a parked session holds.
-template <class T>
-boost::asio::awaitable<void> async_send_parsed_into(net::HttpClient& http, net::HttpRequest request,
-                                                    std::string_view provider, std::string_view secret,
-                                                    std::optional<double> timeout_seconds, const RetryOptions& retry,
-                                                    T (*parse)(net::HttpResponse&), T& out) {
-    const int attempts = retry.max_attempts < 1 ? 1 : retry.max_attempts;
-    net::HttpResponse resp;
-    for (int k = 1;; ++k) {
-        std::exception_ptr err{};
-        try {
-            co_await start_send(http, request, timeout_seconds, resp);
-            throw_if_error_status(provider, resp, secret);
-            out = parse(resp);  // may take the body: the response is not read again
-            co_return;
-        } catch (...) {
-            err = map_send_error(std::current_exception(), provider, secret);
-        }
-        std::optional<std::chrono::duration<double>> delay{};
-        if (k < attempts) delay = retry_decision(retry, k, err);
-        if (!delay) std::rethrow_exception(err);
-        co_await retry_sleep(retry, *delay);
-    }
-}
-
-// The same, returning the parsed value (callers that keep no result slot of their own).
-template <class T>
-boost::asio::awaitable<T> async_send_parsed(net::HttpClient& http, net::HttpRequest request, std::string_view provider,
-                                            std::string_view secret, std::optional<double> timeout_seconds,
-                                            const RetryOptions& retry, T (*parse)(net::HttpResponse&)) {
-    T out{};
-    co_await async_send_parsed_into<T>(http, std::move(request), provider, secret, timeout_seconds, retry, parse, out);
-    co_return out;
-}
 
 // A stream exchange: bytes go to `on_body`; throws typed errors. Errors thrown
 // after `delivered` became non-zero are marked non-retryable by the caller.

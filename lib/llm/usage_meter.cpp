@@ -4,20 +4,20 @@
 
 namespace rath::llm {
 
-UsageMeter::UsageMeter(const Provider& provider, std::string session_id)
-    : budget_(provider.budget_total_tokens), on_exceeded_(provider.on_budget_exceeded), session_id_(std::move(session_id)) {}
-
 bool UsageMeter::add(const std::optional<TokenUsage>& usage) {
     if (!usage) return false;
     const std::int64_t prev = total_tokens();
     cumulative_ = add_usage(cumulative_, usage);
     const std::int64_t now = total_tokens();
-    if (!budget_ || !(prev <= *budget_ && *budget_ < now)) return false;
-    if (on_exceeded_) {
-        on_exceeded_(session_id_, *cumulative_);
+    if (!provider_ || !provider_->budget_total_tokens) return false;
+    const std::int64_t cap = *provider_->budget_total_tokens;
+    if (!(prev <= cap && cap < now)) return false;
+    if (provider_->on_budget_exceeded) {
+        provider_->on_budget_exceeded(session_id_, *cumulative_);
     } else {
-        log(LogLevel::warning, "session " + session_id_ + " exceeded its token budget of " + std::to_string(*budget_) +
-                                   " (cumulative total " + std::to_string(now) + ")");
+        log(LogLevel::warning, "session " + std::string(session_id_) + " exceeded budget_total_tokens=" +
+                                   std::to_string(cap) + " (cumulative=" + std::to_string(now) +
+                                   "); no callback configured");
     }
     return true;
 }

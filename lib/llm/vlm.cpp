@@ -6,7 +6,7 @@
 
 #include "lib/llm/base64.hpp"
 #include "lib/llm/json_util.hpp"
-#include "lib/llm/transport.hpp"
+#include "lib/llm/side_client.hpp"
 
 #include <rath/async/block_on.hpp>
 
@@ -57,29 +57,27 @@ std::string guess_image_mime(const std::filesystem::path& path) {
     return "application/octet-stream";
 }
 
-VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options)
-    : provider_(std::move(provider)), options_(std::move(options)) {
-    api_key_ = resolve_credential({provider_.api_key, env_value("OPENAI_API_KEY")});
-    base_url_ = resolve_credential({provider_.base_url, env_value("OPENAI_BASE_URL")});
-    if (api_key_.empty() || base_url_.empty()) {
-        try {
-            auto store = config::ConfigStore::load();
-            auto n = store->vlm_provider();
-            if (!n || !store->has_llm_provider(*n)) n = store->default_llm_provider();
-            if (n && store->has_llm_provider(*n)) {
-                auto e = store->get_llm_provider(*n);
-                if (api_key_.empty()) api_key_ = resolve_credential({e.api_key});
-                if (base_url_.empty()) base_url_ = resolve_credential({e.base_url});
-            }
-        } catch (const std::exception&) {
-        }
-    }
-    if (api_key_.empty())
-        throw ProviderConfigError("No API key for VLMProvider: set VLMProvider.api_key, OPENAI_API_KEY or "
-                                  "llm.vlm_provider in config.json");
-    if (base_url_.empty()) base_url_ = "https://api.openai.com/v1";
-    http_ = detail::make_http(options_);
+struct VLMClient::Impl {
+    VLMProvider provider;
+    ChatClientOptions options;
+    detail::SideEndpoint side;
+};
+
+VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options) {
+    detail::SideSettings settings{.api_key = provider.api_key,
+                                  .base_url = provider.base_url,
+                                  .retry_max_attempts = provider.retry_max_attempts,
+                                  .retry_base_seconds = provider.retry_base_seconds,
+                                  .config_entry = &config::ConfigStore::vlm_provider,
+                                  .what = "VLMProvider",
+                                  .config_key = "llm.vlm_provider"};
+    auto side = detail::make_side_endpoint(settings, options);
+    impl_ = std::make_unique<const Impl>(Impl{std::move(provider), std::move(options), std::move(side)});
 }
+
+VLMClient::~VLMClient() = default;
+
+const VLMProvider& VLMClient::provider() const noexcept { return impl_->provider; }
 
 namespace {
 // The first choice's text ("" when there is none).
@@ -96,25 +94,21 @@ std::string parse_description(net::HttpResponse& resp) {
 }  // namespace
 
 boost::asio::awaitable<std::string> VLMClient::async_describe(std::string image, std::string prompt, std::string mime) {
+    const VLMProvider& p = impl_->provider;
     json::object body;
-    body["model"] = provider_.model;
+    body["model"] = p.model;
     json::array content{json::object{{"type", "text"}, {"text", prompt}},
                         json::object{{"type", "image_url"},
                                      {"image_url", json::object{{"url", "data:" + mime + ";base64," + detail::base64_encode(image)}}}}};
     body["messages"] = json::array{json::object{{"role", "user"}, {"content", std::move(content)}}};
-    if (provider_.max_tokens) body["max_tokens"] = *provider_.max_tokens;
-    if (provider_.temperature) body["temperature"] = *provider_.temperature;
-    net::HttpRequest req;
-    req.url = detail::join_url(base_url_, "/chat/completions");
-    req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}, {"Authorization", "Bearer " + api_key_}};
-    req.body = json::serialize(body);
-    auto retry = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    co_return co_await detail::async_send_parsed<std::string>(*http_, std::move(req), "openai", api_key_, std::nullopt,
-                                                              std::move(retry), &parse_description);
+    if (p.max_tokens) body["max_tokens"] = *p.max_tokens;
+    if (p.temperature) body["temperature"] = *p.temperature;
+    std::string text = json::serialize(body);  // named: not a temporary in the co_await (GCC 12)
+    co_return co_await detail::async_post_json(impl_->side, "/chat/completions", std::move(text), &parse_description);
 }
 
 std::string VLMClient::describe(std::string image, std::string prompt, std::string mime) {
-    auto& rt = options_.runtime ? *options_.runtime : rath::async::Runtime::default_runtime();
+    auto& rt = impl_->options.runtime ? *impl_->options.runtime : rath::async::Runtime::default_runtime();
     return rath::async::block_on(rt, async_describe(std::move(image), std::move(prompt), std::move(mime)));
 }
 

@@ -1,5 +1,6 @@
 #include "lib/loop/operator_output.hpp"
 
+#include <rath/backend/backend.hpp>
 #include <rath/session/registry.hpp>
 
 #include <utility>

@@ -1,12 +1,15 @@
 // run_session_compress (session.md §3).
-#include <rath/session_compress.hpp>
+#include <rath/loop/session_compress.hpp>
 
-#include "lib/loop/operator_output.hpp"
-
+#include <rath/async/runtime.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/registry.hpp>
+#include <rath/loop/loop_step.hpp>
 #include <rath/session/messages.hpp>
 #include <rath/session/persistence/async_writer.hpp>
+
+#include "lib/loop/operator_output.hpp"
+#include "lib/session/session_state.hpp"
 
 #include <boost/json.hpp>
 
@@ -33,9 +36,11 @@ std::string strip(std::string_view s) {
 struct CompressState {
     Session out, user, agent;
     CompressOptions opt;
+    async::Lazy<void> done{};
 };
 
-asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState> st) {
+// Publishes the output's one row and usage, then sets st->done.
+asio::awaitable<void> compress_body(std::shared_ptr<CompressState> st) {
     co_await st->user.async_synchronize();
     co_await st->agent.async_synchronize();
     auto& opt = st->opt;
@@ -46,8 +51,8 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
 
     std::string instruction = opt.compress_instruction ? strip(*opt.compress_instruction)
                                                        : std::string(default_compress_instruction);
-    std::vector<llm::Message> messages = chunk_table_to_messages(st->agent.raw_chunks());
-    auto user_msgs = chunk_table_to_messages(st->user.raw_chunks());
+    std::vector<llm::Message> messages = chunk_table_to_messages(st->agent.chunks());
+    auto user_msgs = chunk_table_to_messages(st->user.chunks());
     messages.insert(messages.end(), user_msgs.begin(), user_msgs.end());
     messages.push_back(llm::Message::user(instruction));
 
@@ -57,14 +62,11 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
 
     llm::ChatResponse resp;
     if (opt.executor) {
-        resp = co_await opt.executor->async_complete(std::move(req));
+        co_await opt.executor->async_complete(req, resp);
     } else {
-        auto client = llm::chat_client_for(opt.provider);
-        // (Not a ?: over two co_awaits: GCC 12 evaluates both operands of such a conditional.)
-        if (opt.on_event)
-            resp = co_await client->async_stream(std::move(req), opt.on_event);
-        else
-            resp = co_await client->async_complete(std::move(req));
+        auto client = opt.client ? opt.client : llm::chat_client_for(opt.provider);
+        const llm::DeltaCallback* on_delta = opt.on_event ? &opt.on_event : nullptr;
+        co_await client->async_complete(req, resp, on_delta);
     }
     const auto& choice = resp.primary_choice();
     if (choice.message.tool_calls && !choice.message.tool_calls->empty())
@@ -77,8 +79,7 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
     if (content.empty()) throw std::runtime_error("run_session_compress: empty model content");
 
     ChunkTable rows{user_text_chunk(content)};
-    st->out.set_raw_chunks(rows);
-    st->out.set_raw_usage(resp.usage);
+    detail::SessionAccess::publish(st->out, rows, resp.usage);
     if (opt.persist || opt.persist_path) {
         persistence::AsyncWriterOptions wo;
         if (opt.persist_path) wo.writer.path = *opt.persist_path;
@@ -88,7 +89,7 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
         co_await writer.async_write_chunk(0, rows[0]);
         co_await writer.async_close();
     }
-    co_return MaterializedSession{rows, resp.usage};
+    st->done.set_value();
 }
 
 Session make_compress_output(const Session& user, const Session& agent) {
@@ -104,7 +105,8 @@ Session run_session_compress(const Session& user, const Session& agent, Compress
     Session out = make_compress_output(user, agent);
     if (options.register_sessions) detail::register_operator_sessions(user, agent, out);
     auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});
-    out.set_pending(rt.submit(compress_body(st)));
+    detail::SessionAccess::set_pending(out, st->done);
+    rt.submit_into(compress_body(st), st->done);
     return out;
 }
 
@@ -112,8 +114,13 @@ asio::awaitable<Session> async_run_session_compress(Session user, Session agent,
     Session out = make_compress_output(user, agent);
     if (options.register_sessions) detail::register_operator_sessions(user, agent, out);
     auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});
-    auto m = co_await compress_body(st);
-    (void)m;
+    detail::SessionAccess::set_pending(out, st->done);
+    try {
+        co_await compress_body(st);
+    } catch (...) {
+        st->done.set_exception(std::current_exception());
+    }
+    out.synchronize();  // finished: never waits; rethrows the error, once
     co_return out;
 }
 

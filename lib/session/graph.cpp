@@ -2,6 +2,7 @@
 #include <rath/session/registry.hpp>
 
 #include "lib/core/pyjson.hpp"
+#include "lib/session/session_state.hpp"
 
 #include <boost/json/array.hpp>
 
@@ -173,7 +174,7 @@ boost::json::object session_to_jsonl_row(const Session& s) {
     for (auto& [k, v] : l.extras) extras.emplace_back(boost::json::array{boost::json::value(k), v});
     row["lineage_extras"] = std::move(extras);
     row["chunk_count"] = s.chunks().size();  // waits for a pending session
-    row["cumulative_usage"] = token_usage_to_json(s.raw_usage());
+    row["cumulative_usage"] = token_usage_to_json(detail::SessionAccess::raw_usage(s));
     return row;
 }
 
@@ -215,7 +216,7 @@ std::string export_dot_string(const SessionGraph& sessions, const DotOptions& op
         if (!emitted.insert(s.id()).second) continue;
         Lineage l = s.lineage();
         std::string label = l.op + "\n" + std::string(to_string(l.kind)) + "\n" + s.id().substr(0, 8);
-        if (options.show_chunk_counts && !s.pending()) label += "\n" + std::to_string(s.raw_chunks().size()) + " chunks";
+        if (options.show_chunk_counts && !s.pending()) label += "\n" + std::to_string(detail::SessionAccess::raw_chunks(s).size()) + " chunks";
         if (s.pending()) label += "\n(pending)";
         out += "  " + dot_quote(s.id()) + " [label=" + dot_quote(label) + ", fillcolor=\"" + kind_color(l.kind) +
                "\"];\n";

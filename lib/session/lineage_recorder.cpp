@@ -1,5 +1,7 @@
 #include <rath/session/lineage_recorder.hpp>
 
+#include "lib/session/session_state.hpp"
+
 namespace rath::lineage {
 
 namespace {
@@ -69,7 +71,7 @@ void stamp_new_session(const Session& s, std::vector<std::string> parents, std::
 void stamp_operator_output(const Session& out, const Session& user, const Session& agent, std::string op,
                            LineageKind kind, LineageExtras extras) {
     if (!t_mode) {
-        out.set_legacy_lineage(SessionLineage{user.id(), agent.id(), std::move(op)});
+        detail::SessionAccess::set_legacy_lineage(out, SessionLineage{user.id(), agent.id(), std::move(op)});
         return;
     }
     // Not `{user.id(), agent.id()}`: an initializer list would copy each id twice.
@@ -78,7 +80,7 @@ void stamp_operator_output(const Session& out, const Session& user, const Sessio
     parents.push_back(user.id());
     parents.push_back(agent.id());
     stamp_new_session(out, std::move(parents), std::move(op), kind, std::move(extras));
-    detail::keep_legacy_in_lineage(out);
+    detail::SessionAccess::keep_legacy_in_lineage(out);
 }
 
 }  // namespace rath::lineage

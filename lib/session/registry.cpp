@@ -1,5 +1,7 @@
 #include <rath/session/registry.hpp>
 
+#include "lib/session/session_state.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <utility>
@@ -23,7 +25,7 @@ std::size_t SessionRegistry::probe(std::size_t hash, Match match) const noexcept
 }
 
 std::size_t SessionRegistry::find(std::string_view id, std::size_t hash) const noexcept {
-    return probe(hash, [&](const Slot& s) { return s.hash == hash && detail::id_of(*s.state) == id; });
+    return probe(hash, [&](const Slot& s) { return s.hash == hash && s.state->id == id; });
 }
 
 void SessionRegistry::rebuild() {
@@ -65,8 +67,8 @@ void SessionRegistry::erase_at(std::size_t i) noexcept {
 }
 
 void SessionRegistry::register_session(const Session& s) {
-    detail::SessionState* st = detail::state_of(s);
-    auto& mark = detail::registered_epoch(*st);
+    detail::SessionState* st = &detail::SessionAccess::state(s);
+    auto& mark = st->registry_epoch;
     // Registered since the last clear(): its entry is in the table (an agent session is
     // registered again on every run, and then costs no lookup).
     if (mark.load(std::memory_order_acquire) == epoch_.load(std::memory_order_acquire)) return;
@@ -80,7 +82,7 @@ void SessionRegistry::register_session(const Session& s) {
             // keyed by its own id string now. The displaced state is alive (were it
             // being destroyed, its destructor would be waiting for mu_ to erase this
             // entry), so its mark can be cleared: it is no longer in the table.
-            detail::registered_epoch(*e.state).store(0, std::memory_order_release);
+            e.state->registry_epoch.store(0, std::memory_order_release);
             e.state = st;
             e.session = WeakSession(s);
         }

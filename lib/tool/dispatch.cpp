@@ -4,6 +4,8 @@
 #include <rath/tool/dispatch.hpp>
 #include <rath/tool/policy.hpp>
 
+#include "lib/session/session_state.hpp"
+
 #include <boost/system/system_error.hpp>
 
 #include <cxxabi.h>
@@ -170,9 +172,12 @@ asio::awaitable<ToolDispatchResult> ready(ToolDispatchResult r) { co_return r; }
 
 // Not a coroutine: the policy check, the resource key and the place in the lane all
 // happen when this is *called*, so calls issued in order run in that order.
-asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, FlowToolPtr tool, json::object arguments,
+asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in, FlowToolPtr tool, json::object arguments,
                                                              rath::async::Runtime* runtime) {
     auto& rt = runtime ? *runtime : rath::async::Runtime::default_runtime();
+    // The tool reads its session through a dispatch view: never waiting for the loop
+    // that is waiting for it (session.md §2.8), on whatever thread the body runs.
+    Session session = rath::detail::SessionAccess::dispatch_view(session_in);
     json::object args = std::move(arguments);  // by value: already the tool's own copy
 
     // 1. Policy: a denial never runs the tool and uses no budget.
@@ -182,7 +187,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
                 ToolReturn(rb::DispatchResult(rb::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()}))));
     }
 
-    // 3. Resource key; a throwing key means the tool body does not run.
+    // 2. Resource key (evaluated here only); a throwing key means the body does not run.
     ResourceKey key;
     try {
         key = tool->resource_key(args);
@@ -192,7 +197,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session, Fl
         return ready(make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e)))));
     }
 
-    // 4. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped
+    // 3. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped
     //    tools take the session's lane first (keeps one session's calls in call order
     //    even while its sandbox is being opened lazily), then the sandbox's lane (two
     //    sessions sharing a sandbox take turns). Always in that order: no cycles.

@@ -1,4 +1,5 @@
 #include <rath/async/block_on.hpp>
+#include <rath/async/runtime.hpp>
 #include <rath/session.hpp>
 #include <rath/tool/flow_tool.hpp>
 
@@ -26,6 +27,12 @@ std::string FlowToolCall::lane_group() const {
     while (shift > 0 && ((v >> shift) & 0xF) == 0) shift -= 4;
     for (; shift >= 0; shift -= 4) buf[n++] = hex[(v >> shift) & 0xF];
     return std::string(buf, n);
+}
+
+boost::asio::awaitable<ToolReturn> run_blocking(std::function<ToolReturn()> body) {
+    rath::async::Runtime* rt = rath::async::current_runtime();
+    auto pool = (rt ? *rt : rath::async::Runtime::default_runtime()).blocking_executor();
+    return rath::async::Runtime::async_blocking(pool, std::move(body));
 }
 
 ToolReturn FlowToolCall::call(const Session& session, boost::json::object arguments) {

@@ -65,6 +65,12 @@ rb::ToolExecutionFailure tool_failure(std::string kind, std::string message, std
     return rb::ToolExecutionFailure{std::move(kind), std::move(message), std::move(detail)};
 }
 
+std::string failure_content(std::string kind, std::string message, std::optional<std::string> detail) {
+    return make_dispatch_result(ToolReturn(rb::DispatchResult(tool_failure(std::move(kind), std::move(message),
+                                                                           std::move(detail)))))
+        .content;
+}
+
 json::value project(const ToolReturn& raw) {
     if (auto* r = std::get_if<rb::DispatchResult>(&raw)) return project_backend(*r);
     const auto& v = std::get<json::value>(raw);

@@ -1,6 +1,8 @@
-#include <rath/async/block_on.hpp>
-#include <rath/session.hpp>
 #include <rath/tool/session_calls.hpp>
+
+#include <rath/async/block_on.hpp>
+#include <rath/backend/backend.hpp>
+#include <rath/session.hpp>
 
 namespace rath::tool {
 

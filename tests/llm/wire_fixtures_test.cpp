@@ -3,6 +3,7 @@
 // the real clients and compares the normalised result with the sample's .expect.json.
 #include "loopback_server.hpp"
 
+#include <rath/async/runtime.hpp>
 #include <rath/llm.hpp>
 
 #include <doctest/doctest.h>
@@ -145,7 +146,9 @@ json::object run_sample(const Sample& s, rath::async::Runtime& rt) {
     }
     ChatRequest req{.messages = {Message::user("hi")}};
     try {
-        ChatResponse r = s.stream ? client->stream(req, nullptr) : client->complete(req);
+        DeltaCallback ignore_deltas;
+        if (s.stream) ignore_deltas = [](const StreamDelta&) {};  // a callback asks for the streamed form
+        ChatResponse r = client->complete(req, ignore_deltas);
         return normalise(&r, nullptr);
     } catch (const rath::ProviderError& e) {
         return normalise(e.partial().get(), &e);

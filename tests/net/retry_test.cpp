@@ -1,14 +1,11 @@
-// Retry helpers: spec/llm.md §6.1 schedule, Retry-After parsing, retryable statuses,
-// and async_retry's attempt / rethrow semantics.
-#include "net/run_catching.hpp"
-
-#include <rath/async.hpp>
+// The retry policy: spec/llm.md §6.1 schedule, Retry-After parsing, retryable statuses.
+// The loop that applies it is tested through the chat clients (tests/llm).
+#include <rath/net/http_error.hpp>
 #include <rath/net/retry.hpp>
 
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <stdexcept>
 
 using namespace rath::net;
 using namespace std::chrono;
@@ -112,70 +109,3 @@ TEST_CASE("transport errors are retryable only for connect proxy timeout and clo
     CHECK_FALSE(is_retryable(HttpError(HttpErrorKind::invalid_request, "u", "x")));
 }
 
-namespace {
-
-struct Flaky : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-RetryVerdict only_flaky(std::exception_ptr e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const Flaky&) {
-        return {true, std::nullopt};
-    } catch (...) {
-        return {false, std::nullopt};
-    }
-}
-
-}  // namespace
-
-TEST_CASE("async_retry retries until success") {
-    int calls = 0;
-    auto factory = [&]() -> boost::asio::awaitable<int> {
-        if (++calls < 3) throw Flaky("again");
-        co_return 42;
-    };
-    RetryPolicy p{.max_attempts = 4, .base = Seconds(0.001), .jitter = false};
-    CHECK(rath::async::block_on(async_retry(p, factory, only_flaky)) == 42);
-    CHECK(calls == 3);
-}
-
-TEST_CASE("async_retry rethrows the last retryable error after the last attempt") {
-    int calls = 0;
-    auto factory = [&]() -> boost::asio::awaitable<void> {
-        ++calls;
-        throw Flaky("attempt " + std::to_string(calls));
-        co_return;
-    };
-    RetryPolicy p{.max_attempts = 3, .base = Seconds(0.001), .jitter = false};
-    auto e = rath_test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky));
-    REQUIRE(e.thrown);
-    CHECK(std::string(e.what()) == "attempt 3");
-    CHECK(calls == 3);
-}
-
-TEST_CASE("async_retry does not retry a non retryable error") {
-    int calls = 0;
-    auto factory = [&]() -> boost::asio::awaitable<int> {
-        ++calls;
-        throw std::logic_error("bad request");
-        co_return 0;
-    };
-    RetryPolicy p{.max_attempts = 5, .base = Seconds(0.001), .jitter = false};
-    CHECK(rath_test::run_catching<std::logic_error>(rath::async::Runtime::default_runtime(),
-                                                    async_retry(p, factory, only_flaky)).thrown);
-    CHECK(calls == 1);
-}
-
-TEST_CASE("async_retry clamps zero attempts to one") {
-    int calls = 0;
-    auto factory = [&]() -> boost::asio::awaitable<int> {
-        ++calls;
-        throw Flaky("x");
-        co_return 0;
-    };
-    RetryPolicy p{.max_attempts = 0, .base = Seconds(0.001), .jitter = false};
-    CHECK(rath_test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky)).thrown);
-    CHECK(calls == 1);
-}

@@ -1,3 +1,4 @@
+#include <rath/async/runtime.hpp>
 // 1,000 built-in tool calls across 50 sandboxes: per-sandbox order is preserved and
 // different sandboxes run in parallel (the lanes of §6.5 on the runtime's strands).
 #include "tool/tool_support.hpp"

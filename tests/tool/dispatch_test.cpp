@@ -2,6 +2,7 @@
 // conversion, lanes, policy and typed user tools.
 #include "tool/tool_support.hpp"
 
+#include <rath/async/runtime.hpp>
 #include <rath/tool/serialize.hpp>
 
 #include <boost/json/parse.hpp>

@@ -3,7 +3,7 @@
 // domain reference count (§1.5). A backend is a process-wide singleton per name
 // (registry.hpp); a Sandbox is one opened environment, shared by sessions through
 // acquire()/release().
-#include <rath/async/runtime.hpp>
+#include <rath/backend/fwd.hpp>
 #include <rath/backend/error.hpp>
 #include <rath/backend/payload.hpp>
 #include <rath/backend/result.hpp>
@@ -19,11 +19,11 @@
 #include <string_view>
 #include <vector>
 
-namespace rath::backend {
+namespace rath::async {
+class Runtime;
+}
 
-class Backend;
-class Sandbox;
-using SandboxPtr = std::shared_ptr<Sandbox>;
+namespace rath::backend {
 
 enum class IsolationLevel { process, container, microvm, vm };
 std::string_view to_string(IsolationLevel) noexcept;

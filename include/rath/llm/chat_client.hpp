@@ -1,10 +1,18 @@
 #pragma once
-// The chat client contract: coroutine calls with a synchronous facade on top.
-#include <rath/async/runtime.hpp>
+// ChatClient: one chat completion per call, streamed or not, against one provider
+// endpoint (llm.md §2). The OpenAI and Anthropic clients, and any kind a program
+// registers (registry.hpp), implement do_complete; callers use async_complete or the
+// blocking complete.
+//
+// Thread safety: a client is immutable after construction; any number of calls may run
+// at once from any threads. Cancellation: cancelling the awaiting coroutine (Asio
+// cancellation slot, e.g. a deadline) aborts the HTTP exchange in flight and any retry
+// sleep; the call then fails with the cancellation error. Errors: the ProviderError
+// family of llm/error.hpp (status, type, retry-after, partial stream), and
+// ProviderConfigError for what the request or the client's settings make impossible.
 #include <rath/llm/provider.hpp>
 #include <rath/llm/request.hpp>
 #include <rath/llm/response.hpp>
-#include <rath/llm/retry.hpp>
 #include <rath/llm/stream_delta.hpp>
 #include <rath/net/http.hpp>
 
@@ -13,18 +21,17 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <optional>
-#include <string>
 #include <string_view>
+
+namespace rath::async {
+class Runtime;
+}
 
 namespace rath::llm {
 
-namespace detail {
-// Awaits `op` and assigns its result to `out` (the default of the *_into calls).
-boost::asio::awaitable<void> async_assign(boost::asio::awaitable<ChatResponse> op, ChatResponse& out);
-}  // namespace detail
-
 using DeltaCallback = std::function<void(const StreamDelta&)>;
+// Replaces the timer between retries (tests record the delays instead of sleeping).
+using SleepFn = std::function<boost::asio::awaitable<void>(std::chrono::duration<double>)>;
 
 struct ChatClientOptions {
     rath::async::Runtime* runtime = nullptr;       // null: the default runtime
@@ -39,58 +46,39 @@ struct ChatClientOptions {
 
 class ChatClient {
 public:
-    virtual ~ChatClient() = default;
+    virtual ~ChatClient();
+    ChatClient(const ChatClient&) = delete;
+    ChatClient& operator=(const ChatClient&) = delete;
 
     virtual const Provider& provider() const noexcept = 0;
     virtual std::string_view kind() const noexcept = 0;
-
-    // One completion, retried per the provider's policy. The awaitables borrow the
-    // client (its HTTP client, key and retry policy): keep the client alive until they
-    // complete, as the agent loop does.
-    virtual boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) = 0;
-
     virtual bool supports_streaming() const noexcept { return false; }
-    // Streams: `on_delta` sees every delta as it arrives, the folded response is
-    // returned. Only the open phase is retried, never a stream that delivered deltas.
-    // A failure after deltas carries them in ProviderError::partial().
-    virtual boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta);
 
-    // The same two calls with a borrowed request, which need only live until the call
-    // returns (not until the awaitable completes). The defaults copy it; clients that
-    // encode the body before their coroutine starts (OpenAI, Anthropic) read it in
-    // place, so a caller that keeps its conversation (the agent loop) never copies it.
-    virtual boost::asio::awaitable<ChatResponse> async_complete_borrowed(const ChatRequest& request) {
-        return async_complete(request);
-    }
-    virtual boost::asio::awaitable<ChatResponse> async_stream_borrowed(const ChatRequest& request,
-                                                                       DeltaCallback on_delta) {
-        return async_stream(request, std::move(on_delta));
-    }
-    // The borrowed calls again, with the response written into `out` (overwritten; left
-    // unspecified when the call fails), which must outlive the awaitable. A caller that
-    // keeps its own response slot (the agent loop) then holds no second one in the
-    // client's frames while it waits. The defaults assign the borrowed calls' result;
-    // the OpenAI and Anthropic clients write it in place.
-    virtual boost::asio::awaitable<void> async_complete_into(const ChatRequest& request, ChatResponse& out);
-    virtual boost::asio::awaitable<void> async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
-                                                           ChatResponse& out);
+    // Completes `request` into `out` (overwritten; unspecified after a failure),
+    // retried per the provider's policy. With `on_delta` the answer is streamed:
+    // *on_delta sees every delta, in order, on a runtime thread, and `out` is their
+    // fold; only the open phase of a stream is retried, and a stream that fails after
+    // deltas reached the caller carries them in ProviderError::partial(). `request`,
+    // `out` and `*on_delta` are borrowed until the awaitable completes (co_await it at
+    // once), as is the client itself. ProviderConfigError when the client cannot
+    // stream and `on_delta` is given.
+    [[nodiscard]] boost::asio::awaitable<void> async_complete(const ChatRequest& request, ChatResponse& out,
+                                                              const DeltaCallback* on_delta = nullptr);
 
-    // Blocking facades (not callable from a runtime thread).
-    ChatResponse complete(ChatRequest request);
-    ChatResponse stream(ChatRequest request, DeltaCallback on_delta);
+    // The same, blocking the calling thread (throws async::DeadlockError on a runtime
+    // thread). An empty `on_delta` means no streaming.
+    ChatResponse complete(const ChatRequest& request, const DeltaCallback& on_delta = {});
 
     rath::async::Runtime& runtime() const noexcept;
 
 protected:
     explicit ChatClient(rath::async::Runtime* rt) : runtime_(rt) {}
 
-    // For clients that write answers in place: the borrowed value calls made from their
-    // *_into calls (started now, while `request` lives), the answer kept in a slot that
-    // travels with the returned awaitable.
-    boost::asio::awaitable<ChatResponse> complete_by_into(const ChatRequest& request);
-    boost::asio::awaitable<ChatResponse> stream_by_into(const ChatRequest& request, DeltaCallback on_delta);
-
 private:
+    // What async_complete runs once it checked `on_delta` against supports_streaming().
+    virtual boost::asio::awaitable<void> do_complete(const ChatRequest& request, ChatResponse& out,
+                                                     const DeltaCallback* on_delta) = 0;
+
     rath::async::Runtime* runtime_;
 };
 

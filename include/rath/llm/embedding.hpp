@@ -32,22 +32,24 @@ struct EmbeddingProvider {
                                          std::optional<EmbeddingProvider> overrides = std::nullopt);
 };
 
+// Thread safety: immutable after construction; calls may run concurrently. The client
+// must outlive its calls' awaitables. Errors: the ProviderError family; cancellation as
+// ChatClient.
 class EmbeddingClient {
 public:
     // Throws ProviderConfigError "No API key for EmbeddingProvider ..." without a key.
     explicit EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options = {});
+    ~EmbeddingClient();
 
-    const EmbeddingProvider& provider() const noexcept { return provider_; }
+    const EmbeddingProvider& provider() const noexcept;
     // Empty input: empty result and no request. Vectors in `data` order.
-    boost::asio::awaitable<std::vector<std::vector<double>>> async_embed(std::vector<std::string> texts);
+    [[nodiscard]] boost::asio::awaitable<std::vector<std::vector<double>>> async_embed(std::vector<std::string> texts);
     std::vector<std::vector<double>> embed(std::vector<std::string> texts);
     std::vector<double> embed_one(std::string text);
 
 private:
-    EmbeddingProvider provider_{};
-    ChatClientOptions options_{};
-    std::shared_ptr<rath::net::HttpClient> http_{};
-    std::string base_url_{}, api_key_{};
+    struct Impl;
+    std::unique_ptr<const Impl> impl_;
 };
 
 }  // namespace rath::llm

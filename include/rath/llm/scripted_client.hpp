@@ -49,10 +49,10 @@ public:
     const Provider& provider() const noexcept override { return provider_; }
     std::string_view kind() const noexcept override { return "scripted"; }
     bool supports_streaming() const noexcept override { return true; }
-    boost::asio::awaitable<ChatResponse> async_complete(ChatRequest request) override;
-    boost::asio::awaitable<ChatResponse> async_stream(ChatRequest request, DeltaCallback on_delta) override;
 
 private:
+    boost::asio::awaitable<void> do_complete(const ChatRequest& request, ChatResponse& out,
+                                             const DeltaCallback* on_delta) override;
     ScriptedReply take(const ChatRequest& request);
     Provider provider_{};
     mutable std::mutex mu_;

@@ -1,24 +1,28 @@
 #pragma once
-// Cumulative token accounting with the budget guardrail of a session.
+// Cumulative token accounting with a session's budget guardrail (session.md §2.7): the
+// one budget check of rath, used by the agent loop.
 #include <rath/llm/provider.hpp>
 #include <rath/llm/usage.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <string>
+#include <string_view>
 
 namespace rath::llm {
 
+// Not thread-safe: one owner folds usages in order.
 class UsageMeter {
 public:
     UsageMeter() = default;
-    // Takes budget_total_tokens and on_budget_exceeded from the provider.
-    UsageMeter(const Provider& provider, std::string session_id);
+    // Borrows the provider (budget_total_tokens, on_budget_exceeded) and the session id:
+    // both must outlive the meter.
+    UsageMeter(const Provider& provider, std::string_view session_id)
+        : provider_(&provider), session_id_(session_id) {}
 
-    // Folds one response's usage (unset: no change). Trips the budget when the total
-    // crosses it (prev <= cap < new): calls on_budget_exceeded, or logs one warning.
-    // Whatever the callback throws propagates. Returns true when it tripped.
+    // Folds one response's usage (unset: no change). When the total first crosses the
+    // budget (prev <= cap < new) it calls on_budget_exceeded(session id, cumulative), or
+    // logs one warning without a callback. Whatever the callback throws propagates (the
+    // usage is counted first). Returns true when it tripped.
     bool add(const std::optional<TokenUsage>& response_usage);
 
     const std::optional<TokenUsage>& cumulative() const noexcept { return cumulative_; }
@@ -26,9 +30,8 @@ public:
 
 private:
     std::optional<TokenUsage> cumulative_{};
-    std::optional<std::int64_t> budget_{};
-    std::function<void(std::string_view, const TokenUsage&)> on_exceeded_;
-    std::string session_id_{};
+    const Provider* provider_ = nullptr;
+    std::string_view session_id_{};
 };
 
 }  // namespace rath::llm

@@ -32,22 +32,25 @@ struct VLMProvider {
 // MIME type from a file extension (fixed table), application/octet-stream otherwise.
 std::string guess_image_mime(const std::filesystem::path& path);
 
+// Thread safety: immutable after construction; calls may run concurrently. The client
+// must outlive its calls' awaitables. Errors: the ProviderError family; cancellation as
+// ChatClient.
 class VLMClient {
 public:
+    // Throws ProviderConfigError "No API key for VLMProvider ..." without a key.
     explicit VLMClient(VLMProvider provider, ChatClientOptions options = {});
-    const VLMProvider& provider() const noexcept { return provider_; }
+    ~VLMClient();
+    const VLMProvider& provider() const noexcept;
 
     // choices[0].message.content, "" when absent or null.
-    boost::asio::awaitable<std::string> async_describe(std::string image_bytes, std::string prompt,
-                                                       std::string mime = "image/png");
+    [[nodiscard]] boost::asio::awaitable<std::string> async_describe(std::string image_bytes, std::string prompt,
+                                                                     std::string mime = "image/png");
     std::string describe(std::string image_bytes, std::string prompt, std::string mime = "image/png");
     std::string describe_path(const std::filesystem::path& path, std::string prompt);
 
 private:
-    VLMProvider provider_{};
-    ChatClientOptions options_{};
-    std::shared_ptr<rath::net::HttpClient> http_{};
-    std::string base_url_{}, api_key_{};
+    struct Impl;
+    std::unique_ptr<const Impl> impl_;
 };
 
 }  // namespace rath::llm

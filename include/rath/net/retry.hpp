@@ -1,19 +1,13 @@
 #pragma once
-// Retry policy helpers (spec/llm.md §6.1 and the transport-level Retry-After rules of
-// §4.1): the backoff schedule, Retry-After / retry-after-ms parsing, the retryable
-// HTTP statuses, and a generic async_retry coroutine. Pure functions except
-// async_retry, which only adds an async sleep between attempts.
-#include <rath/async/deadline.hpp>
+// The retry policy (llm.md §6.1 and the transport-level Retry-After rules of §4.1): the
+// one policy type of rath, its backoff schedule, Retry-After / retry-after-ms parsing
+// and the retryable HTTP statuses. Pure functions; the loop that applies them to
+// provider calls is the LLM layer's (its one retry loop).
 #include <rath/net/http.hpp>
 
-#include <boost/asio/awaitable.hpp>
-
 #include <chrono>
-#include <exception>
 #include <optional>
 #include <string_view>
-#include <type_traits>
-#include <utility>
 
 namespace rath::net {
 
@@ -24,6 +18,9 @@ struct RetryPolicy {
     std::chrono::duration<double> base{0.5};   // first delay
     std::chrono::duration<double> cap{30};     // bound of the exponential part (and of Retry-After)
     bool jitter = true;                        // add U[0, base) to every delay
+    // A server-mandated delay (Retry-After) up to this long replaces the schedule; a
+    // longer one falls back to the schedule.
+    std::chrono::duration<double> max_retry_after{60};
 };
 
 // Delay before retry number `attempt_index` (0 = the retry after the first failed
@@ -54,41 +51,5 @@ bool is_retryable_status(int status) noexcept;
 // (spec §6.1 "Connection" and "Timeout"). TLS verification, protocol and
 // invalid-request errors are not.
 bool is_retryable(const HttpError& error) noexcept;
-
-// What async_retry's classifier returns for a failed attempt.
-struct RetryVerdict {
-    bool retry = false;
-    std::optional<Seconds> retry_after;  // server-mandated delay, if any
-};
-
-// Runs `factory()` (which returns a fresh awaitable<T> each call) up to
-// policy.max_attempts times. After a failure, `classify(std::exception_ptr)` decides;
-// a non-retryable failure propagates at once, and after the last attempt the last
-// failure is rethrown unchanged. Waits backoff_delay(...) between attempts.
-template <class Factory, class Classify>
-auto async_retry(RetryPolicy policy, Factory factory, Classify classify)
-    -> std::invoke_result_t<Factory&> {
-    using Awaitable = std::invoke_result_t<Factory&>;
-    using T = typename Awaitable::value_type;
-    const int attempts = policy.max_attempts < 1 ? 1 : policy.max_attempts;
-    for (int k = 1;; ++k) {
-        std::exception_ptr failure;
-        std::optional<Seconds> retry_after;
-        try {
-            if constexpr (std::is_void_v<T>) {
-                co_await factory();
-                co_return;
-            } else {
-                co_return co_await factory();
-            }
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        RetryVerdict verdict = classify(failure);
-        if (!verdict.retry || k >= attempts) std::rethrow_exception(failure);
-        const Seconds delay = backoff_delay(policy, k - 1, verdict.retry_after);
-        co_await rath::async::async_sleep(std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay));
-    }
-}
 
 }  // namespace rath::net

@@ -9,6 +9,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,9 @@ public:
     // instance.
     virtual std::string lane_group() const;
 
+    // The body. `session` is the dispatch view of the session the call is for (reading
+    // its transcript never waits). Throwing is how a tool fails: the dispatcher turns
+    // the exception into a tool_execution_exception result.
     virtual boost::asio::awaitable<ToolReturn> async_call(Session session, boost::json::object arguments) = 0;
     // Sync facade (blocks; DeadlockError on a runtime thread).
     ToolReturn call(const Session& session, boost::json::object arguments);
@@ -62,5 +66,10 @@ private:
 };
 
 using FlowToolPtr = std::shared_ptr<FlowToolCall>;
+
+// Runs `body` on the blocking pool of the runtime the caller runs on (the default
+// runtime's off a runtime thread) and resumes the caller on its own executor: where a
+// synchronous tool body goes, so that it never stalls an io thread.
+[[nodiscard]] boost::asio::awaitable<ToolReturn> run_blocking(std::function<ToolReturn()> body);
 
 }  // namespace rath::tool

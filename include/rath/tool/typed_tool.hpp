@@ -6,8 +6,17 @@
 //   struct AddArgs { long long x; };
 //   BOOST_DESCRIBE_STRUCT(AddArgs, (), (x))
 //   auto add_one = rath::tool::make_tool<AddArgs>("add_one", "Add one to x.",
-//       [](rath::Session, AddArgs a) { return boost::json::value(a.x + 1); });
-#include <rath/session/tool_dispatch.hpp>
+//       [](rath::Session, AddArgs a) { return boost::json::value(a.x + 1); },
+//       {.parallel_safe = true, .blocking = false});
+//
+// Where the body runs: a body returning an awaitable runs on the runtime, like any
+// coroutine (it must not block). A plain function runs on the runtime's blocking pool
+// (ToolTraits::blocking, the default), so it may read files, sleep or wait; a quick
+// body that never blocks can set `.blocking = false` to run on the io thread and save
+// the two thread hops. Either way the Session it gets is the dispatch view of the
+// session it was called for: reading its transcript never waits for the loop that
+// called the tool.
+#include <rath/session.hpp>
 #include <rath/tool/flow_tool.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -26,6 +35,8 @@ namespace rath::tool {
 struct ToolTraits {
     bool parallel_safe = false;
     bool sandbox_scoped = false;
+    // A synchronous body may block: run it on the blocking pool (false: on the io thread).
+    bool blocking = true;
     std::map<std::string, std::string> field_descriptions{};  // "description" per member name
 };
 
@@ -196,8 +207,13 @@ public:
             auto pending = fn_(std::move(session), std::move(args));
             auto r = co_await std::move(pending);
             co_return ToolReturn(result_to_json(std::move(r)));
+        } else if (traits_.blocking) {
+            // Named, not a temporary in the co_await expression (GCC 12).
+            std::function<ToolReturn()> body = [this, &session, &args] {
+                return ToolReturn(result_to_json(fn_(std::move(session), std::move(args))));
+            };
+            co_return co_await run_blocking(std::move(body));
         } else {
-            rath::ToolDispatchScope scope;  // a sync body may read its own pending session
             co_return ToolReturn(result_to_json(fn_(std::move(session), std::move(args))));
         }
     }

@@ -4,12 +4,25 @@
 #include <rath/llm/error.hpp>
 
 #include "lib/llm/anthropic/wire.hpp"
-#include "lib/llm/stream_driver.hpp"
+#include "lib/llm/exchange.hpp"
 #include "lib/llm/transport.hpp"
 
 #include <boost/json.hpp>
 
 namespace rath::llm {
+
+struct AnthropicChatClient::Impl {
+    Provider provider{};
+    ChatClientOptions options{};
+    detail::Endpoint endpoint{};  // HTTP client, key, retry policy: lent to each call
+    std::string base_url{};
+    std::string messages_url{};  // without query parameters
+    // The constant request headers (key, version, content type, accept), for JSON and
+    // for SSE responses.
+    std::shared_ptr<const net::HeaderBlock> json_headers{}, sse_headers{};
+
+    detail::PreparedCall prepare(const ChatRequest& request, bool stream) const;
+};
 
 namespace {
 constexpr const char* default_anthropic_base = "https://api.anthropic.com";
@@ -36,42 +49,55 @@ std::string messages_url(const std::string& base, const std::vector<std::pair<st
 }
 }  // namespace
 
-AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions options)
-    : ChatClient(options.runtime), provider_(std::move(provider)), options_(std::move(options)) {
+AnthropicChatClient::AnthropicChatClient(Provider provider_in, ChatClientOptions options_in)
+    : ChatClient(options_in.runtime) {
+    auto impl = std::make_unique<Impl>();
+    Impl& m = *impl;
+    m.provider = std::move(provider_in);
+    m.options = std::move(options_in);
+    std::string key;
     std::optional<std::optional<config::LlmProviderEntry>> cfg;
     auto config_entry = [&]() -> const std::optional<config::LlmProviderEntry>& {
         if (!cfg) cfg = detail::config_fallback("anthropic");
         return *cfg;
     };
-    api_key_ = resolve_credential({provider_.api_key, env_value("ANTHROPIC_API_KEY")});
-    if (api_key_.empty())
-        if (const auto& c = config_entry()) api_key_ = resolve_credential({c->api_key});
-    if (api_key_.empty())
+    key = resolve_credential({m.provider.api_key, env_value("ANTHROPIC_API_KEY")});
+    if (key.empty())
+        if (const auto& c = config_entry()) key = resolve_credential({c->api_key});
+    if (key.empty())
         throw ProviderConfigError(
             "No Anthropic api_key found: set Provider.api_key, the ANTHROPIC_API_KEY environment variable or an "
             "anthropic entry with api_key in config.json");
-    base_url_ = resolve_credential({provider_.base_url, env_value("ANTHROPIC_BASE_URL")});
-    if (base_url_.empty())
-        if (const auto& c = config_entry()) base_url_ = resolve_credential({c->base_url});
-    if (base_url_.empty()) base_url_ = default_anthropic_base;
-    messages_url_ = messages_url(base_url_, {});
+    m.base_url = resolve_credential({m.provider.base_url, env_value("ANTHROPIC_BASE_URL")});
+    if (m.base_url.empty())
+        if (const auto& c = config_entry()) m.base_url = resolve_credential({c->base_url});
+    if (m.base_url.empty()) m.base_url = default_anthropic_base;
+    m.messages_url = messages_url(m.base_url, {});
     auto headers = [&](const char* accept) {
         try {
             return std::make_shared<const net::HeaderBlock>(std::vector<net::HttpHeader>{
-                {"x-api-key", api_key_}, {"anthropic-version", anthropic_version},
+                {"x-api-key", key}, {"anthropic-version", anthropic_version},
                 {"content-type", "application/json"}, {"accept", accept}});
         } catch (const net::HttpError&) {  // names only: the key is what is malformed
             throw ProviderConfigError("the Anthropic api_key contains CR, LF or NUL");
         }
     };
-    json_headers_ = headers("application/json");
-    sse_headers_ = headers("text/event-stream");
-    retry_ = detail::retry_options(provider_.retry_max_attempts, provider_.retry_base_seconds, options_);
-    http_ = detail::make_http(options_);
+    m.json_headers = headers("application/json");
+    m.sse_headers = headers("text/event-stream");
+    m.endpoint = detail::make_endpoint("anthropic", std::move(key), m.provider.retry_max_attempts,
+                                       m.provider.retry_base_seconds, m.options);
+    impl_ = std::move(impl);
 }
 
+AnthropicChatClient::~AnthropicChatClient() = default;
+
+const Provider& AnthropicChatClient::provider() const noexcept { return impl_->provider; }
+const std::string& AnthropicChatClient::base_url() const noexcept { return impl_->base_url; }
+
+
+
 std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const {
-    return detail::resolve_model(request, provider_, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
+    return detail::resolve_model(request, impl_->provider, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
 }
 
 namespace {
@@ -90,63 +116,26 @@ std::string request_url(const std::string& cached, const std::string& base, cons
 }
 
 ChatResponse parse_response(net::HttpResponse& resp) { return anthropic::parse_messages_response(resp.body); }
+std::unique_ptr<detail::StreamDecoder> make_event_decoder() { return std::make_unique<EventDecoder>(); }
 }  // namespace
 
-// As in the OpenAI client: plain functions that turn the request into an HTTP request
-// at once (a waiting session then holds no ChatRequest); preparation errors are
-// delivered at the await.
-boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete(ChatRequest request) {
-    return async_complete_borrowed(request);
-}
-
-boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream(ChatRequest request, DeltaCallback on_delta) {
-    return async_stream_borrowed(request, std::move(on_delta));
-}
-
-net::HttpRequest AnthropicChatClient::http_request(const ChatRequest& request, bool stream,
-                                                   std::optional<double>& timeout, std::string& model) const {
-    model = resolve_model(request);
+detail::PreparedCall AnthropicChatClient::Impl::prepare(const ChatRequest& request, bool stream) const {
+    detail::PreparedCall call;
+    call.model = detail::resolve_model(request, provider, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
     detail::TransportExtras extras;
-    auto body = anthropic::build_messages_body(request, model, stream, &extras);
-    timeout = extras.timeout_seconds;
-    return make_request(request_url(messages_url_, base_url_, extras), stream ? sse_headers_ : json_headers_, body,
-                        extras);
-}
-
-detail::StreamCall AnthropicChatClient::stream_call(const ChatRequest& request) const {
-    detail::StreamCall call;
-    call.request = http_request(request, true, call.timeout_seconds, call.model);
-    call.http = http_.get();
-    call.provider = "anthropic";
-    call.secret = api_key_;
-    call.retry = &retry_;
-    call.make_decoder = []() -> std::unique_ptr<detail::StreamDecoder> { return std::make_unique<EventDecoder>(); };
+    auto body = anthropic::build_messages_body(request, call.model, stream, &extras);
+    call.timeout_seconds = extras.timeout_seconds;
+    call.request = make_request(request_url(messages_url, base_url, extras), stream ? sse_headers : json_headers, body,
+                                extras);
     return call;
 }
 
-boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_complete_borrowed(const ChatRequest& request) {
-    return complete_by_into(request);
-}
-
-boost::asio::awaitable<void> AnthropicChatClient::async_complete_into(const ChatRequest& request, ChatResponse& out) {
-    return detail::start_or_fail<void>([&] {
-        std::optional<double> timeout;
-        std::string model;
-        net::HttpRequest req = http_request(request, false, timeout, model);
-        return detail::async_send_parsed_into<ChatResponse>(*http_, std::move(req), "anthropic", api_key_, timeout,
-                                                            retry_, &parse_response, out);
-    });
-}
-
-boost::asio::awaitable<ChatResponse> AnthropicChatClient::async_stream_borrowed(const ChatRequest& request,
-                                                                                DeltaCallback on_delta) {
-    return stream_by_into(request, std::move(on_delta));
-}
-
-boost::asio::awaitable<void> AnthropicChatClient::async_stream_into(const ChatRequest& request, DeltaCallback on_delta,
-                                                                    ChatResponse& out) {
-    return detail::start_or_fail<void>(
-        [&] { return detail::async_run_stream_into(stream_call(request), std::move(on_delta), out); });
+// As in the OpenAI client: not a coroutine; the request becomes an HTTP request at once.
+boost::asio::awaitable<void> AnthropicChatClient::do_complete(const ChatRequest& request, ChatResponse& out,
+                                                              const DeltaCallback* on_delta) {
+    const bool stream = on_delta != nullptr;
+    return detail::async_exchange<ChatResponse>(impl_->endpoint, impl_->prepare(request, stream), &parse_response,
+                                                stream ? &make_event_decoder : nullptr, on_delta, out);
 }
 
 }  // namespace rath::llm

@@ -1,3 +1,4 @@
+#include <rath/async/runtime.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 #include <rath/session/warning.hpp>
 

@@ -3,6 +3,8 @@
 #include <rath/session/persistence/writer.hpp>
 #include <rath/session/warning.hpp>
 
+#include "lib/session/session_state.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -125,7 +127,7 @@ void SessionWriter::close() {
     if (finished_) return;
     finished_ = true;
     try {
-        write_line(record_line(make_trailer_record(iso_utc_now(), chunks_written_, session_.raw_usage())));
+        write_line(record_line(make_trailer_record(iso_utc_now(), chunks_written_, detail::SessionAccess::raw_usage(session_))));
         if (!options_.sync_each_record) (void)::fdatasync(fd_);
     } catch (...) {
         release_fd();

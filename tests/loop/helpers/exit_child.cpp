@@ -42,14 +42,14 @@ int main(int argc, char** argv) {
         "word_count", "Count words.", [](rath::Session, CountArgs a) { return static_cast<long long>(a.text.size()); },
         {.parallel_safe = true});
     rath::flow::AgentOptions options;
-    options.provider = provider;
-    options.tools = {count};
+    options.loop.provider = provider;
+    options.loop.tools = {count};
     options.max_concurrent_runs = static_cast<std::size_t>(max_runs);
-    auto agent = std::make_shared<rath::flow::Agent>("Count the words.", std::move(options));
+    rath::flow::Agent agent("Count the words.", std::move(options));
 
     std::vector<rath::Session> outs;
     for (int i = 0; i < sessions; ++i)
-        outs.push_back((*agent)(rath::Session::from_user_message("session " + std::to_string(i) + " has five words")));
+        outs.push_back(agent(rath::Session::from_user_message("session " + std::to_string(i) + " has five words")));
     // One finished session shows the setup works; the rest are in flight or queued.
     const auto text = outs.front().text();
     std::printf("first: %s\n", text.value_or("<none>").c_str());

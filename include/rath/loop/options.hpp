@@ -1,0 +1,48 @@
+#pragma once
+// LoopOptions: what run_session_loop is configured with (session.md §2.1).
+#include <rath/llm/provider.hpp>
+#include <rath/llm/stream_delta.hpp>
+#include <rath/tool/tool_set.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rath::async {
+class Admission;
+class Runtime;
+}  // namespace rath::async
+
+namespace rath::llm {
+class ChatClient;
+}
+
+namespace rath {
+
+class LoopExecutor;
+
+// Sees every streamed delta of the loop's model calls, on a runtime thread.
+using StreamCallback = std::function<void(const llm::StreamDelta&)>;
+
+struct LoopOptions {
+    llm::Provider provider{};
+    tool::ToolSet tools{};                      // merged with the six built-ins
+    std::shared_ptr<LoopExecutor> executor{};   // custom executor (no on_event with it)
+    std::shared_ptr<llm::ChatClient> client{};  // chat client (default: chat_client_for(provider))
+    int max_tool_rounds = 64;                   // bounds LLM calls
+    StreamCallback on_event{};                  // streaming deltas, on a runtime thread
+    bool persist = false;                       // write through the JSONL writer
+    std::optional<std::filesystem::path> persist_path{};  // explicit JSONL path (default <sessions>/<id>.jsonl)
+    std::optional<std::string> sandbox_handle_id{};       // recorded in the persisted header
+    bool lazy = true;                                     // false: wait before returning
+    async::Runtime* runtime = nullptr;                    // default: Runtime::default_runtime()
+    // Bounds how many loops started by run_session_loop run at once: the rest wait, in
+    // call order, before they start (as small records: no coroutine frame, no request
+    // yet). Null: no bound. The coroutine form (async_run_session_loop) is the caller's
+    // own concurrency and does not take a place.
+    std::shared_ptr<async::Admission> admission{};
+};
+
+}  // namespace rath
