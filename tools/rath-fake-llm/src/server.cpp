@@ -6,11 +6,11 @@
 // into its thread's buffer; a reply is written at once when the socket takes it.
 #include <rath/fake_llm/server.hpp>
 
-#include "lib/fake_llm/engine.hpp"
-#include "lib/fake_llm/json_out.hpp"
-#include "lib/fake_llm/render.hpp"
 #include "net/read_buffer.hpp"
 #include "net/url.hpp"
+#include "tools/rath-fake-llm/src/engine.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
+#include "tools/rath-fake-llm/src/render.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -1,4 +1,4 @@
-#include "lib/fake_llm/json_out.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
 
 namespace rath::fake_llm::detail {
 
