@@ -1,5 +1,10 @@
 #include "tools/rath-fake-llm/src/json_out.hpp"
 
+#include "lib/core/json_write.hpp"
+
+#include <cstdint>
+#include <cstring>
+
 namespace rath::fake_llm::detail {
 
 namespace {
@@ -23,50 +28,50 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
     return n;
 }
 
-}  // namespace
-
-void append_json_string(std::string& out, std::string_view s) {
-    static constexpr char hex[] = "0123456789abcdef";
-    out.reserve(out.size() + s.size() + 2);
-    out.push_back('"');
-    std::size_t run = 0;  // start of the pending run of bytes that need no escaping
+// Index of the first byte of `s` that starts no valid UTF-8 sequence, or s.size().
+// ASCII, nearly all the text the server writes, is skipped eight bytes at a time.
+std::size_t first_invalid_utf8(std::string_view s) {
     std::size_t i = 0;
-    auto flush = [&] { out.append(s.data() + run, i - run); };
     while (i < s.size()) {
-        auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+        if (s.size() - i >= 8) {
+            std::uint64_t word;
+            std::memcpy(&word, s.data() + i, sizeof word);
+            if ((word & 0x8080808080808080ull) == 0) {
+                i += 8;
+                continue;
+            }
+        }
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
             ++i;
             continue;
         }
-        if (c >= 0x80) {
-            std::size_t n = utf8_sequence(s, i);
-            if (n != 0) {
-                i += n;
-                continue;
-            }
-            flush();
-            out += "\xEF\xBF\xBD";
-            run = ++i;
-            continue;
-        }
-        flush();
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                out += "\\u00";
-                out.push_back(hex[c >> 4]);
-                out.push_back(hex[c & 0xF]);
-        }
-        run = ++i;
+        const std::size_t n = utf8_sequence(s, i);
+        if (n == 0) return i;
+        i += n;
     }
-    flush();
-    out.push_back('"');
+    return s.size();
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+    std::size_t bad = first_invalid_utf8(s);
+    if (bad == s.size()) {
+        rath::detail::append_json_string(out, s);
+        return;
+    }
+    // Each byte that starts no valid sequence becomes U+FFFD, so that the output is
+    // always valid JSON.
+    std::string valid;
+    valid.reserve(s.size() + 2);
+    do {
+        valid.append(s.substr(0, bad));
+        valid += "\xEF\xBF\xBD";
+        s.remove_prefix(bad + 1);
+        bad = first_invalid_utf8(s);
+    } while (bad != s.size());
+    valid.append(s);
+    rath::detail::append_json_string(out, valid);
 }
 
 }  // namespace rath::fake_llm::detail
