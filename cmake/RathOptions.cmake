@@ -26,7 +26,8 @@ if(RATH_TSAN)
   add_link_options(-fsanitize=thread)
 endif()
 
-# Collects the names of our own targets so that helper functions can tag them.
+# Gives a target of ours the warning flags, only while rath itself is built: an installed
+# target does not pass -Werror on to the projects that link it.
 function(rath_target_defaults target)
   target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:rath_warnings>)
 endfunction()
