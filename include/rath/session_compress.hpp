@@ -16,6 +16,7 @@ extern const char* const default_compress_instruction;
 struct CompressOptions {
     llm::Provider provider{};
     std::shared_ptr<LoopExecutor> executor{};  // only async_complete is used
+    std::shared_ptr<llm::ChatClient> client{};  // chat client (default: chat_client_for(provider))
     std::optional<std::string> compress_instruction{};
     bool register_sessions = true;
     StreamCallback on_event{};

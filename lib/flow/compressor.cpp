@@ -12,6 +12,7 @@ CompressOptions Compressor::compress_options() const {
     CompressOptions o;
     o.provider = agent_->provider;
     o.executor = options_.executor;
+    o.client = options_.client;
     o.on_event = options_.on_event;
     o.runtime = options_.runtime;
     // The instruction is the agent prompt; the trailing user message uses the default.

@@ -23,7 +23,8 @@ const char* const default_select_instruction =
 asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, Session agent,
                                                                   std::vector<std::string> descriptions,
                                                                   llm::Provider provider,
-                                                                  std::shared_ptr<LoopExecutor> executor) {
+                                                                  std::shared_ptr<LoopExecutor> executor,
+                                                                  std::shared_ptr<llm::ChatClient> client) {
     if (descriptions.empty()) co_return std::pair<int, std::string>{-1, ""};
     co_await user.async_synchronize();
     co_await agent.async_synchronize();
@@ -45,7 +46,7 @@ asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, 
     if (executor) {
         resp = co_await executor->async_complete(std::move(req));
     } else {
-        auto client = llm::chat_client_for(provider);
+        if (!client) client = llm::chat_client_for(provider);
         resp = co_await client->async_complete(std::move(req));
     }
     const auto& choice = resp.primary_choice();
@@ -73,8 +74,10 @@ asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, 
 
 std::pair<int, std::string> select_session(const Session& user, const Session& agent,
                                            const std::vector<std::string>& descriptions, const llm::Provider& provider,
-                                           std::shared_ptr<LoopExecutor> executor) {
-    return async::block_on(async_select_session(user, agent, descriptions, provider, std::move(executor)));
+                                           std::shared_ptr<LoopExecutor> executor,
+                                           std::shared_ptr<llm::ChatClient> client) {
+    return async::block_on(
+        async_select_session(user, agent, descriptions, provider, std::move(executor), std::move(client)));
 }
 
 Selector::Selector(llm::Provider provider, SelectorOptions options)
@@ -92,8 +95,10 @@ asio::awaitable<std::shared_ptr<Workflow>> Selector::async_select(Session sessio
     Session agent_session = agent_->agent_session;
     llm::Provider provider = agent_->provider;
     auto executor = options_.executor;
+    auto client = options_.client;
     auto [idx, desc] = co_await async_select_session(std::move(session), std::move(agent_session),
-                                                     std::move(descriptions), std::move(provider), std::move(executor));
+                                                     std::move(descriptions), std::move(provider), std::move(executor),
+                                                     std::move(client));
     if (idx >= 0 && idx < static_cast<int>(candidates.size())) co_return candidates[idx];
     co_return std::make_shared<EmptyWorkflow>();
 }

@@ -59,7 +59,7 @@ asio::awaitable<MaterializedSession> compress_body(std::shared_ptr<CompressState
     if (opt.executor) {
         resp = co_await opt.executor->async_complete(std::move(req));
     } else {
-        auto client = llm::chat_client_for(opt.provider);
+        std::shared_ptr<llm::ChatClient> client = opt.client ? opt.client : llm::chat_client_for(opt.provider);
         // (Not a ?: over two co_awaits: GCC 12 evaluates both operands of such a conditional.)
         if (opt.on_event)
             resp = co_await client->async_stream(std::move(req), opt.on_event);

@@ -11,6 +11,7 @@ struct CompressorOptions {
     StreamCallback on_event{};
     std::string description{};
     std::shared_ptr<LoopExecutor> executor{};
+    std::shared_ptr<llm::ChatClient> client{};  // chat client (default: chat_client_for(provider))
     async::Runtime* runtime = nullptr;
 };
 
