@@ -26,7 +26,14 @@ if(RATH_TSAN)
   add_link_options(-fsanitize=thread)
 endif()
 
-# Collects the names of our own targets so that helper functions can tag them.
+# Asio configuration for rath's own translation units, not passed on to the projects that
+# link rath: Asio's concepts only constrain templates (no layout, no symbol changes), so
+# a consumer may compile with them while rath's build keeps them off.
+add_library(rath_asio_build INTERFACE)
+target_compile_definitions(rath_asio_build INTERFACE BOOST_ASIO_DISABLE_CONCEPTS)
+
+# Gives a target of ours the warning flags and the Asio configuration above, only while
+# rath itself is built: an installed target passes neither on.
 function(rath_target_defaults target)
-  target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:rath_warnings>)
+  target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:rath_warnings> $<BUILD_INTERFACE:rath_asio_build>)
 endfunction()

@@ -12,7 +12,6 @@
 #include <rath/llm/registry.hpp>
 #include <rath/llm/request.hpp>
 #include <rath/llm/response.hpp>
-#include <rath/llm/scripted_client.hpp>
 #include <rath/llm/stream_accumulator.hpp>
 #include <rath/llm/stream_delta.hpp>
 #include <rath/llm/usage.hpp>

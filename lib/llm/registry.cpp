@@ -5,7 +5,6 @@
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/error.hpp>
 #include <rath/llm/openai_client.hpp>
-#include <rath/llm/scripted_client.hpp>
 
 #include <map>
 #include <mutex>
@@ -66,11 +65,6 @@ void register_builtin_clients() {
             [](const Provider& p, const ChatClientOptions& o) { return std::make_shared<AnthropicChatClient>(p, o); });
         put("atlascloud", make_atlascloud);
         put("litellm", make_litellm);
-        auto scripted = [](const Provider& p, const ChatClientOptions&) -> std::shared_ptr<ChatClient> {
-            return ScriptedChatClient::named(p.model.value_or("default"));
-        };
-        put("scripted", scripted);
-        put("fake", scripted);
     });
 }
 

@@ -1,6 +1,5 @@
 # Every example runs offline (fake LLM server in-process) and its output is checked.
 set(rath_example_checks
-  "00_runtime_fanout|fan-out: 100000 coroutines"
   "01_hello_agent|--- tokens: total="
   "02_session_lineage|resumed session equals the original: true"
   "03_sandbox_backend|local"
@@ -10,6 +9,7 @@ set(rath_example_checks
   "08_compress|--- chunks after compression: 1"
   "10_provider_variation|provider_kind=anthropic"
   "11_dynamic_selector|round 2 -> wrap-up and goodbye"
+  "14_runtime_fanout|fan-out: 100000 coroutines"
   "00_demo|sessions     200 \\(0 errors\\)")
 foreach(check ${rath_example_checks})
   string(REPLACE "|" ";" parts "${check}")

@@ -1,4 +1,4 @@
-rath_add_test_suite(fake_llm LABELS "fake_llm;tsan" TIMEOUT 300)
+rath_add_test_suite(fake_llm LIBS rath::fake_llm LABELS "fake_llm;tsan" TIMEOUT 300)
 
 # The official OpenAI and Anthropic npm SDKs against a rath-fake-llm process
 # (tests/integration/npm). Exits 77 (skipped) with a printed reason when node or

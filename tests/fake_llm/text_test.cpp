@@ -1,5 +1,5 @@
-#include "lib/fake_llm/json_out.hpp"
-#include "lib/fake_llm/text.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
+#include "tools/rath-fake-llm/src/text.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,1 +1,1 @@
-rath_add_test_suite(flow LABELS "flow;tsan")
+rath_add_test_suite(flow LABELS "flow;tsan" LIBS rath::testing)

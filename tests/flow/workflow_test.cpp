@@ -3,7 +3,6 @@
 #include <rath/async/block_on.hpp>
 #include <rath/flow.hpp>
 #include <rath/llm/registry.hpp>
-#include <rath/llm/scripted_client.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <doctest/doctest.h>
@@ -82,7 +81,7 @@ TEST_CASE("to rebinds the model of a workflow's own agent params") {
 TEST_CASE("an agent forwards through the loop and returns a pending session") {
     auto s = loop_test::scripted();
     s.client->push(loop_test::text("agent answer"));
-    flow::Agent agent("You answer.", {.provider = s.provider, .description = "answers"});
+    flow::Agent agent("You answer.", {.provider = s.provider, .description = "answers", .client = s.client});
     Session out = agent(Session::from_user_message("q"));
     CHECK(out.lineage_operator() == "run_session_loop");
     CHECK(out.text() == std::optional<std::string>("agent answer"));
@@ -103,7 +102,7 @@ TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it
 TEST_CASE("an agent's next forward sees a provider field or tool changed after the previous one") {
     auto s = loop_test::scripted();
     for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("a" + std::to_string(i)));
-    flow::Agent agent("x", {.provider = s.provider});
+    flow::Agent agent("x", {.provider = s.provider, .client = s.client});
     CHECK(agent(Session::from_user_message("1")).text() == std::optional<std::string>("a0"));
     agent.agent()->provider.temperature = 0.25;  // a public field, changed in place
     CHECK(agent(Session::from_user_message("2")).text() == std::optional<std::string>("a1"));
@@ -130,8 +129,8 @@ TEST_CASE("an agent's next forward sees a provider field or tool changed after t
 TEST_CASE("agents with different prompts interleaved each send their own system message") {
     auto s = loop_test::scripted();
     for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("ok"));
-    flow::Agent a("prompt A", {.provider = s.provider});
-    flow::Agent b("prompt B", {.provider = s.provider});
+    flow::Agent a("prompt A", {.provider = s.provider, .client = s.client});
+    flow::Agent b("prompt B", {.provider = s.provider, .client = s.client});
     for (int i = 0; i < 2; ++i) {
         (void)a(Session::from_user_message("qa")).text();
         (void)b(Session::from_user_message("qb")).text();
@@ -149,9 +148,10 @@ TEST_CASE("an agent without a client builds one per provider setting, not one pe
     for (int i = 0; i < 5; ++i) s.client->push(loop_test::text("ok"));
     static std::atomic<int> built{0};
     built = 0;
-    rath::llm::register_chat_client("counting-scripted", [](const rath::llm::Provider& p, const rath::llm::ChatClientOptions&) {
+    rath::llm::register_chat_client("counting-scripted", [client = s.client](const rath::llm::Provider&,
+                                                                            const rath::llm::ChatClientOptions&) {
         ++built;
-        return std::static_pointer_cast<rath::llm::ChatClient>(rath::llm::ScriptedChatClient::named(*p.model));
+        return std::static_pointer_cast<rath::llm::ChatClient>(client);
     });
     rath::llm::Provider p = s.provider;
     p.provider_kind = "counting-scripted";
@@ -193,7 +193,8 @@ TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
         }
     };
     auto w = std::make_shared<Wrap>();
-    w->agent = w->register_module("agent", std::make_shared<flow::Agent>("x", flow::AgentOptions{.provider = s.provider}));
+    w->agent = w->register_module(
+        "agent", std::make_shared<flow::Agent>("x", flow::AgentOptions{.provider = s.provider, .client = s.client}));
     Session out = rath::async::block_on(w->async_forward(Session::from_user_message("q")));
     CHECK(out.text() == std::optional<std::string>("from async"));
 }
@@ -206,7 +207,7 @@ TEST_CASE("compress rewrites the transcript into one user row with only its own 
     auto s = loop_test::scripted();
     s.client->push(loop_test::text("  short summary  ", loop_test::usage(30, 4)));
     auto user = Session::from_user_message("a long conversation");
-    flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider});
+    flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider, .client = s.client});
     Session out = c(user);
     auto rows = out.chunks();
     REQUIRE(rows.size() == 1);
@@ -228,7 +229,7 @@ TEST_CASE("compress rewrites the transcript into one user row with only its own 
 TEST_CASE("compress refuses tool calls and blank content") {
     auto s = loop_test::scripted();
     s.client->push(loop_test::tool_calls({{"x", "run_code", "{}"}}));
-    flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider});
+    flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider, .client = s.client});
     CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(),
                       "run_session_compress: model returned tool calls but tools are disabled");
     s.client->push(loop_test::text("   "));
@@ -244,7 +245,7 @@ TEST_CASE("the selector routes to the chosen workflow and shows the numbered men
     s.client->push(loop_test::text("I pick 1."));
     auto a = std::make_shared<Leaf>("billing");
     auto b = std::make_shared<Leaf>("tech support");
-    flow::Selector selector(s.provider);
+    flow::Selector selector(s.provider, {.client = s.client});
     auto chosen = selector.select(Session::from_user_message("my wifi"), {a, b});
     CHECK(chosen == b);
     auto req = s.client->requests().at(0);
@@ -260,7 +261,7 @@ TEST_CASE("minus one or an out of range index selects an empty workflow") {
     s.client->push(loop_test::text("7"));
     s.client->push(loop_test::text("no digits here"));
     auto a = std::make_shared<Leaf>("only");
-    flow::Selector selector(s.provider);
+    flow::Selector selector(s.provider, {.client = s.client});
     for (int i = 0; i < 3; ++i) {
         auto w = selector.select(Session::from_user_message("x"), {a});
         CHECK(w->is_empty());
@@ -271,7 +272,7 @@ TEST_CASE("minus one or an out of range index selects an empty workflow") {
 
 TEST_CASE("no candidates means no LLM call") {
     auto s = loop_test::scripted();
-    flow::Selector selector(s.provider);
+    flow::Selector selector(s.provider, {.client = s.client});
     auto w = selector.select(Session::from_user_message("x"), std::span<const std::shared_ptr<flow::Workflow>>{});
     CHECK(w->is_empty());
     CHECK(s.client->requests().empty());
@@ -282,10 +283,11 @@ TEST_CASE("select_session rejects tool calls and a bad finish reason") {
     s.client->push(loop_test::tool_calls({{"x", "t", "{}"}}));
     s.client->push(loop_test::text("0", std::nullopt, rath::llm::FinishReason::tool_calls));
     auto agent = Session::from_agent_prompt("route");
-    CHECK_THROWS_WITH(flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider),
-                      "select_session: model returned tool calls but tools are disabled");
-    CHECK_THROWS_WITH(flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider),
-                      "select_session: unexpected finish_reason='tool_calls'");
+    auto select = [&] {
+        return flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider, nullptr, s.client);
+    };
+    CHECK_THROWS_WITH(select(), "select_session: model returned tool calls but tools are disabled");
+    CHECK_THROWS_WITH(select(), "select_session: unexpected finish_reason='tool_calls'");
 }
 
 }

@@ -3,6 +3,7 @@
 #include "loopback_server.hpp"
 
 #include <rath/llm.hpp>
+#include <rath/testing/scripted_client.hpp>
 
 #include <rath/async/block_on.hpp>
 
@@ -15,6 +16,8 @@
 
 namespace json = boost::json;
 using namespace rath::llm;
+using rath::testing::ScriptedChatClient;
+using rath::testing::ScriptedReply;
 using rath::test::LoopbackServer;
 using rath::test::RecordedRequest;
 using rath::test::Reply;

@@ -4,6 +4,7 @@
 #include <rath/config/store.hpp>
 #include <rath/async/block_on.hpp>
 #include <rath/llm.hpp>
+#include <rath/testing/scripted_client.hpp>
 
 #include <doctest/doctest.h>
 
@@ -11,6 +12,8 @@
 
 namespace json = boost::json;
 using namespace rath::llm;
+using rath::testing::ScriptedChatClient;
+using rath::testing::ScriptedReply;
 
 TEST_CASE("resolve_credential returns the first non-blank candidate trimmed") {
     CHECK(resolve_credential({std::nullopt, std::string("  "), std::string(" key "), std::string("other")}) == "key");
@@ -22,8 +25,12 @@ TEST_CASE("resolve_credential returns the first non-blank candidate trimmed") {
 TEST_CASE("registry dispatches built-in kinds and reports unknown ones") {
     rath::test::CleanEnv env;
     auto kinds = registered_kinds();
-    for (const char* k : {"anthropic", "atlascloud", "fake", "litellm", "openai", "scripted"})
+    for (const char* k : {"anthropic", "atlascloud", "litellm", "openai"})
         CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end());
+    // The scripted test double lives in rath::testing and is no built-in kind.
+    for (const char* k : {"scripted", "fake"}) CHECK(std::find(kinds.begin(), kinds.end(), k) == kinds.end());
+    CHECK_THROWS_WITH_AS(chat_client_for(Provider{.provider_kind = "scripted"}),
+                         doctest::Contains("unknown provider_kind='scripted'"), rath::ProviderConfigError);
     CHECK(std::is_sorted(kinds.begin(), kinds.end()));
     CHECK(chat_client_for(Provider{.api_key = "k-1234"})->kind() == "openai");
     CHECK(chat_client_for(Provider{.api_key = "k-1234", .provider_kind = "anthropic"})->kind() == "anthropic");
@@ -40,6 +47,13 @@ TEST_CASE("third-party kinds can be registered and dispatched") {
     auto c = chat_client_for(Provider{.model = "x", .provider_kind = "custom-test"});
     CHECK(c->kind() == "scripted");
     CHECK(c->provider().model == "x");
+    // The factory decides what is handed out, e.g. one client shared by every lookup.
+    auto shared = std::make_shared<ScriptedChatClient>(Provider{.model = "shared-script"});
+    register_chat_client("custom-shared", [shared](const Provider&, const ChatClientOptions&) {
+        return std::static_pointer_cast<ChatClient>(shared);
+    });
+    CHECK(chat_client_for(Provider{.provider_kind = "custom-shared"}).get() == shared.get());
+    CHECK(chat_client_for(Provider{.model = "other", .provider_kind = "custom-shared"}).get() == shared.get());
 }
 
 TEST_CASE("atlascloud rewrites the provider onto the openai client") {
@@ -136,8 +150,6 @@ TEST_CASE("scripted client replays queued replies and rules and records requests
     CHECK_THROWS_AS(c.stream(ChatRequest{.messages = {Message::user("x")}}, [&](const StreamDelta& d) { got += d.content_delta.value_or(""); }),
                     rath::StreamError);
     CHECK(got == "partial");
-    auto named = chat_client_for(Provider{.model = "shared-script", .provider_kind = "fake"});
-    CHECK(named.get() == ScriptedChatClient::named("shared-script").get());
     rt.shutdown();
 }
 

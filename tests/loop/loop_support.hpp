@@ -1,12 +1,13 @@
 #pragma once
-// Helpers for the loop suites: a scripted provider per test and response builders.
+// Helpers for the loop suites: a scripted client per test and response builders.
 #include <rath/llm/provider.hpp>
 #include <rath/llm/response.hpp>
-#include <rath/llm/scripted_client.hpp>
+#include <rath/testing/scripted_client.hpp>
 
 #include <boost/describe.hpp>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,20 +17,18 @@ namespace loop_test {
 struct Empty {};
 BOOST_DESCRIBE_STRUCT(Empty, (), ())
 
-// A provider routed to a fresh in-process scripted client (no sockets).
+// A fresh in-process scripted client (no sockets) and the provider the tests pass
+// beside it (the model named in requests, budgets); the client goes in the options.
 struct Scripted {
     rath::llm::Provider provider;
-    std::shared_ptr<rath::llm::ScriptedChatClient> client;
+    std::shared_ptr<rath::testing::ScriptedChatClient> client;
 };
 
 inline Scripted scripted() {
     static std::atomic<int> n{0};
-    std::string name = "loop-test-" + std::to_string(n++);
     Scripted s;
-    s.provider.provider_kind = "scripted";
-    s.provider.model = name;
-    s.client = rath::llm::ScriptedChatClient::named(name);
-    s.client->reset();
+    s.provider.model = "loop-test-" + std::to_string(n++);
+    s.client = std::make_shared<rath::testing::ScriptedChatClient>(s.provider);
     return s;
 }
 
@@ -38,17 +37,18 @@ struct Call {
 };
 
 // A reply with the single choice `c`.
-inline rath::llm::ScriptedReply reply_with(rath::llm::ChatChoice c, std::optional<rath::llm::TokenUsage> usage) {
+inline rath::testing::ScriptedReply reply_with(rath::llm::ChatChoice c, std::optional<rath::llm::TokenUsage> usage) {
     rath::llm::ChatResponse r;
     r.choices.push_back(std::move(c));
     r.usage = usage;
-    rath::llm::ScriptedReply reply;
+    rath::testing::ScriptedReply reply;
     reply.response = std::move(r);
     return reply;
 }
 
 // One assistant turn requesting `calls` (finish_reason tool_calls).
-inline rath::llm::ScriptedReply tool_calls(const std::vector<Call>& calls, std::optional<rath::llm::TokenUsage> usage = {}) {
+inline rath::testing::ScriptedReply tool_calls(const std::vector<Call>& calls,
+                                               std::optional<rath::llm::TokenUsage> usage = {}) {
     rath::llm::ChatChoice c;
     c.finish_reason = rath::llm::FinishReason::tool_calls;
     std::vector<rath::llm::ToolCallPart> parts;
@@ -66,7 +66,7 @@ inline rath::llm::ScriptedReply tool_calls(const std::vector<Call>& calls, std::
     return reply_with(std::move(c), usage);
 }
 
-inline rath::llm::ScriptedReply text(std::string t, std::optional<rath::llm::TokenUsage> usage = {},
+inline rath::testing::ScriptedReply text(std::string t, std::optional<rath::llm::TokenUsage> usage = {},
                                      rath::llm::FinishReason fr = rath::llm::FinishReason::stop) {
     rath::llm::ChatChoice c;
     c.finish_reason = fr;

@@ -6,6 +6,7 @@
 #include <rath/async/runtime.hpp>
 #include <rath/flow/agent.hpp>
 #include <rath/llm/error.hpp>
+#include <rath/llm/registry.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/registry.hpp>
 #include <rath/session/tool_dispatch.hpp>
@@ -97,7 +98,7 @@ TEST_CASE("a loop output's legacy provenance stays its inputs' ids whatever happ
     auto user = Session::from_user_message("hi");
     auto agent = agent_session();
     const rath::SessionLineage expected{user.id(), agent.id(), "run_session_loop"};
-    Session out = rath::run_session_loop(user, agent, {.provider = s.provider});
+    Session out = rath::run_session_loop(user, agent, {.provider = s.provider, .client = s.client});
     out.synchronize();
     CHECK(out.legacy_lineage() == expected);
     out.add_lineage_extra("note", true);
@@ -109,7 +110,7 @@ TEST_CASE("a loop output's legacy provenance stays its inputs' ids whatever happ
     CHECK_FALSE(out.legacy_lineage().has_value());
     {
         rath::lineage::GraphModeOverride off(false);  // no lineage stamp: the legacy record is kept on its own
-        Session out2 = rath::run_session_loop(user, agent, {.provider = s.provider});
+        Session out2 = rath::run_session_loop(user, agent, {.provider = s.provider, .client = s.client});
         out2.synchronize();
         CHECK(out2.parent_session_ids().empty());
         CHECK(out2.legacy_lineage() == expected);
@@ -121,7 +122,7 @@ TEST_CASE("a loop without tool calls appends one assistant row and stops") {
     s.client->push(loop_test::text("hello there", loop_test::usage(10, 5)));
     auto user = Session::from_user_message("hi");
     auto agent = agent_session();
-    Session out = rath::run_session_loop(user, agent, {.provider = s.provider});
+    Session out = rath::run_session_loop(user, agent, {.provider = s.provider, .client = s.client});
     auto rows = out.chunks();
     REQUIRE(rows.size() == 2);
     CHECK(rows[0]->kind() == ChunkKind::user);
@@ -231,7 +232,7 @@ TEST_CASE("a plain loop over ten thousand inputs fans out by itself") {
     std::vector<Session> outs;
     for (int i = 0; i < 10'000; ++i)
         outs.push_back(rath::run_session_loop(Session::from_user_message("n" + std::to_string(i)), agent,
-                                              {.provider = s.provider}));
+                                              {.provider = s.provider, .client = s.client}));
     std::size_t rows = 0;
     for (auto& o : outs) rows += o.chunks().size();
     CHECK(rows == 20'000);
@@ -245,7 +246,7 @@ TEST_CASE("a built-in tool call writes into the sandbox and the loop then stops"
     std::filesystem::create_directories(dir);
     auto user = Session::from_user_message("write a note");
     user.to("local", dir.string());
-    Session out = rath::run_session_loop(user, agent_session(), {.provider = s.provider});
+    Session out = rath::run_session_loop(user, agent_session(), {.provider = s.provider, .client = s.client});
     auto rows = out.chunks();
     REQUIRE(rows.size() == 4);
     CHECK(rows[1]->kind() == ChunkKind::assistant);
@@ -264,7 +265,8 @@ TEST_CASE("unparseable arguments become invalid_tool_arguments before the unknow
     auto s = loop_test::scripted();
     s.client->push(loop_test::tool_calls({{"c1", "nope_tool", "{not json"}, {"c2", "nope_tool", "{}"}}));
     s.client->push(loop_test::text("done"));
-    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), {.provider = s.provider});
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .client = s.client});
     auto rows = out.chunks();
     REQUIRE(rows.size() == 5);
     CHECK(content_of(rows[2]) ==
@@ -276,7 +278,7 @@ TEST_CASE("max_tool_rounds bounds the LLM calls and flags the truncation") {
     auto s = loop_test::scripted();
     s.client->rule(loop_test::tool_calls({{"c", "nope_tool", "{}"}}));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .max_tool_rounds = 3});
+                                         {.provider = s.provider, .client = s.client, .max_tool_rounds = 3});
     auto rows = out.chunks();
     CHECK(rows.size() == 7);  // user + 3 x (assistant, tool_result)
     CHECK(rows.back()->kind() == ChunkKind::tool_result);
@@ -290,7 +292,7 @@ TEST_CASE("max_tool_rounds bounds the LLM calls and flags the truncation") {
 TEST_CASE("zero rounds makes no call and is flagged as truncated") {
     auto s = loop_test::scripted();
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .max_tool_rounds = 0});
+                                         {.provider = s.provider, .client = s.client, .max_tool_rounds = 0});
     CHECK(out.chunks().size() == 1);
     CHECK(s.client->requests().empty());
     CHECK(out.lineage_extras().size() == 1);
@@ -307,7 +309,7 @@ TEST_CASE("a raising tool becomes tool_execution_exception while its siblings su
                                           {"c", "ok_tool", R"({"name":"C"})"}}));
     s.client->push(loop_test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .tools = {ok, boom}});
+                                         {.provider = s.provider, .tools = {ok, boom}, .client = s.client});
     auto rows = out.chunks();
     REQUIRE(rows.size() == 6);
     CHECK(content_of(rows[2]) == "\"A\"");
@@ -322,7 +324,7 @@ TEST_CASE("a user tool shadowing a built-in fails the loop when read") {
     auto s = loop_test::scripted();
     auto shadow = rath::tool::make_tool<NameArgs>("run_code", "x", [](Session, NameArgs) { return json::value(1); });
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .tools = {shadow}});
+                                         {.provider = s.provider, .tools = {shadow}, .client = s.client});
     CHECK_THROWS_WITH(out.chunks(), doctest::Contains("shadows a built-in system tool"));
     // Raised once; the session stays readable afterwards.
     CHECK(out.chunks().size() == 1);
@@ -345,7 +347,7 @@ TEST_CASE("tools of one round see the same table object and the next round a new
     s.client->push(loop_test::tool_calls({{"c", "peek", R"({"x":3})"}}));
     s.client->push(loop_test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .tools = {peek}});
+                                         {.provider = s.provider, .tools = {peek}, .client = s.client});
     CHECK(out.chunks().size() == 7);
     REQUIRE(seen.size() == 3);
     CHECK(seen[0].same_as(seen[1]));
@@ -371,7 +373,7 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
         {{"1", "same", R"({"name":"a"})"}, {"2", "same", R"({"name":"b"})"}, {"3", "same", R"({"name":"c"})"}}));
     s.client->push(loop_test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .tools = {same}});
+                                         {.provider = s.provider, .tools = {same}, .client = s.client});
     CHECK(out.chunks().size() == 6);
     CHECK(running.peak.load() == 1);
 
@@ -387,7 +389,7 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
     s2.client->push(loop_test::tool_calls(calls));
     s2.client->push(loop_test::text("done"));
     Session out2 = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                          {.provider = s2.provider, .tools = distinct});
+                                          {.provider = s2.provider, .tools = distinct, .client = s2.client});
     CHECK(out2.chunks().size() == 7);
     CHECK(running.peak.load() >= 2);  // four keys overlapped
 }
@@ -405,7 +407,8 @@ TEST_CASE("usage accumulates and the budget callback fires once on the first cro
         ++fired;
         at = u.total_tokens;
     };
-    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), {.provider = s.provider});
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .client = s.client});
     CHECK(out.usage()->total_tokens == 185);
     CHECK(fired == 1);
     CHECK(at == 120);
@@ -418,14 +421,15 @@ TEST_CASE("a throwing budget callback aborts the loop and surfaces at read") {
     s.provider.on_budget_exceeded = [](std::string_view id, const rath::llm::TokenUsage& u) {
         throw rath::BudgetExceededError("session " + std::string(id) + " spent " + std::to_string(u.total_tokens));
     };
-    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), {.provider = s.provider});
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .client = s.client});
     CHECK_THROWS_AS(out.chunks(), rath::BudgetExceededError);
     CHECK(out.chunks().size() == 1);  // the triggering assistant row is not in the transcript
 }
 
 TEST_CASE("on_event sees every streamed delta while the transcript keeps one assistant row") {
     auto s = loop_test::scripted();
-    rath::llm::ScriptedReply r;
+    rath::testing::ScriptedReply r;
     for (auto piece : {"Hel", "lo", "!"}) {
         rath::llm::StreamDelta d;
         d.content_delta = piece;
@@ -438,7 +442,9 @@ TEST_CASE("on_event sees every streamed delta while the transcript keeps one ass
     std::string seen;
     int n = 0;
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
-                                         {.provider = s.provider, .on_event = [&](const rath::llm::StreamDelta& d) {
+                                         {.provider = s.provider,
+                                          .client = s.client,
+                                          .on_event = [&](const rath::llm::StreamDelta& d) {
                                               ++n;
                                               if (d.content_delta) seen += *d.content_delta;
                                           }});
@@ -460,10 +466,11 @@ TEST_CASE("on_event with a custom executor is refused when the session is read")
 
 TEST_CASE("a provider error surfaces once at read and the seeded rows stay readable") {
     auto s = loop_test::scripted();
-    rath::llm::ScriptedReply r;
+    rath::testing::ScriptedReply r;
     r.error = std::make_exception_ptr(rath::ProviderError(rath::ProviderErrorInfo{}));
     s.client->push(r);
-    Session out = rath::run_session_loop(Session::from_user_message("keep me"), agent_session(), {.provider = s.provider});
+    Session out = rath::run_session_loop(Session::from_user_message("keep me"), agent_session(),
+                                         {.provider = s.provider, .client = s.client});
     CHECK_THROWS_AS(out.chunks(), rath::ProviderError);
     auto rows = out.chunks();
     REQUIRE(rows.size() == 1);
@@ -477,7 +484,8 @@ TEST_CASE("persist writes the transcript through the JSONL writer") {
     std::filesystem::create_directories(dir);
     auto user = Session::from_user_message("x");
     auto path = dir / "out.jsonl";
-    Session out = rath::run_session_loop(user, agent_session(), {.provider = s.provider, .persist_path = path});
+    Session out = rath::run_session_loop(user, agent_session(),
+                                         {.provider = s.provider, .client = s.client, .persist_path = path});
     CHECK(out.chunks().size() == 2);
     REQUIRE(std::filesystem::exists(path));
     std::ifstream in(path);
@@ -497,7 +505,7 @@ TEST_CASE("the coroutine form returns the finished session") {
     auto s = loop_test::scripted();
     s.client->push(loop_test::text("async done"));
     auto out = rath::async::block_on(rath::async_run_session_loop(Session::from_user_message("x"), agent_session(),
-                                                                   {.provider = s.provider}));
+                                                                   {.provider = s.provider, .client = s.client}));
     CHECK_FALSE(out.pending());
     CHECK(out.text() == std::optional<std::string>("async done"));
 }
@@ -526,4 +534,17 @@ TEST_CASE("a chat client given in the options is used instead of the provider's"
     REQUIRE(reqs[0].tools);
     REQUIRE(reqs[1].tools);
     CHECK(&reqs[0].tools->tools() == &reqs[1].tools->tools());
+}
+
+TEST_CASE("without a chat client the loop asks the registry for the provider's kind") {
+    auto s = loop_test::scripted();
+    s.client->push(loop_test::text("from the registered kind"));
+    rath::llm::register_chat_client("loop-test-kind", [client = s.client](const rath::llm::Provider&,
+                                                                         const rath::llm::ChatClientOptions&) {
+        return std::static_pointer_cast<rath::llm::ChatClient>(client);
+    });
+    s.provider.provider_kind = "loop-test-kind";
+    Session out = rath::run_session_loop(Session::from_user_message("hi"), agent_session(), {.provider = s.provider});
+    CHECK(out.text() == std::optional<std::string>("from the registered kind"));
+    CHECK(s.client->requests().size() == 1);
 }

@@ -30,13 +30,13 @@ struct SelectorOptions {
     std::string select_instruction = default_select_instruction;
     std::string description{};
     std::shared_ptr<LoopExecutor> executor{};  // only async_complete is used
-    std::shared_ptr<llm::ChatClient> client{};  // default: chat_client_for(provider)
+    std::shared_ptr<llm::ChatClient> client{};  // chat client (default: chat_client_for(provider))
     async::Runtime* runtime = nullptr;
 };
 
 // (index, description); (-1, "") when nothing was chosen. Throws on tool calls, an
-// unexpected finish_reason or blank content (session.md §9 select_session).
-// `executor`, else `client`, else chat_client_for(provider) answers.
+// unexpected finish_reason or blank content (session.md §9 select_session). The model
+// is asked through `executor`, else `client`, else chat_client_for(provider).
 std::pair<int, std::string> select_session(const Session& user, const Session& agent,
                                            const std::vector<std::string>& descriptions, const llm::Provider& provider,
                                            std::shared_ptr<LoopExecutor> executor = nullptr,

@@ -20,7 +20,7 @@ void register_chat_client(const std::string& kind, ChatClientFactory factory);
 // "unknown provider_kind='<k>'; registered kinds: [...]". The factory runs outside the lock.
 std::shared_ptr<ChatClient> chat_client_for(const Provider& provider, const ChatClientOptions& options = {});
 std::vector<std::string> registered_kinds();  // sorted
-// openai, anthropic, atlascloud, litellm, scripted (alias fake).
+// openai, anthropic, atlascloud, litellm.
 void register_builtin_clients();
 
 }  // namespace rath::llm

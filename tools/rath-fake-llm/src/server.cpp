@@ -6,11 +6,11 @@
 // into its thread's buffer; a reply is written at once when the socket takes it.
 #include <rath/fake_llm/server.hpp>
 
-#include "lib/fake_llm/engine.hpp"
-#include "lib/fake_llm/json_out.hpp"
-#include "lib/fake_llm/render.hpp"
 #include "net/read_buffer.hpp"
 #include "net/url.hpp"
+#include "tools/rath-fake-llm/src/engine.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
+#include "tools/rath-fake-llm/src/render.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -83,6 +83,18 @@ struct RequestHead {
         token_delay_ms.clear();
         body.clear();
         anthropic_version = expect_continue = false;
+    }
+
+    // What the engine reads, borrowed from this head.
+    detail::RequestView view() {
+        return {.method = method,
+                .target = target,
+                .fault = fault,
+                .retry_after = retry_after,
+                .latency_ms = latency_ms,
+                .token_delay_ms = token_delay_ms,
+                .anthropic_version = anthropic_version,
+                .body = &body};
     }
 };
 
@@ -355,16 +367,7 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
                 }
                 break;
             }
-            detail::RequestView view;
-            view.method = req.method;
-            view.target = req.target;
-            view.fault = req.fault;
-            view.retry_after = req.retry_after;
-            view.latency_ms = req.latency_ms;
-            view.token_delay_ms = req.token_delay_ms;
-            view.anthropic_version = req.anthropic_version;
-            view.body = &req.body;
-            engine->handle(view, ex);
+            engine->handle(req.view(), ex);
             const bool keep_alive = parser.keep_alive();
             bool sent = co_await send(sock, timer, ex.reply, keep_alive, head);
             if (!sent) engine->aborted();

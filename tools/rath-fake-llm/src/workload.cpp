@@ -1,7 +1,7 @@
-#include "lib/fake_llm/workload.hpp"
+#include "tools/rath-fake-llm/src/workload.hpp"
 
-#include "lib/fake_llm/json_out.hpp"
-#include "lib/fake_llm/text.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
+#include "tools/rath-fake-llm/src/text.hpp"
 
 namespace rath::fake_llm::detail {
 

@@ -4,10 +4,10 @@
 // the Asio driver in server.cpp only moves bytes and waits on timers.
 #include <rath/fake_llm/server.hpp>
 
-#include "lib/fake_llm/reply.hpp"
-#include "lib/fake_llm/request.hpp"
-#include "lib/fake_llm/script_data.hpp"
-#include "lib/fake_llm/turn.hpp"
+#include "tools/rath-fake-llm/src/reply.hpp"
+#include "tools/rath-fake-llm/src/request.hpp"
+#include "tools/rath-fake-llm/src/script_data.hpp"
+#include "tools/rath-fake-llm/src/turn.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,7 +1,8 @@
 #pragma once
 // An in-process chat client that replays canned replies: no sockets, deterministic.
-// For unit tests of anything built on ChatClient. Registered as kinds "scripted"
-// and "fake"; the registry hands out ScriptedChatClient::named(provider.model).
+// For unit tests of anything built on ChatClient: create one, queue replies, and pass
+// it where a client is taken (LoopOptions::client, flow::AgentOptions::client, ...).
+// Part of rath::testing, not of the library proper.
 #include <rath/llm/chat_client.hpp>
 
 #include <cstddef>
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace rath::llm {
+namespace rath::testing {
 
 struct ScriptedReply {
     // Match conditions on the request's last message (all that are set must hold).
@@ -22,20 +23,17 @@ struct ScriptedReply {
     // What to answer. complete(): `response`, else `deltas` folded. stream(): `deltas`,
     // else deltas derived from `response`. `error` (if set) is thrown instead, after
     // the deltas of a stream were delivered.
-    std::optional<ChatResponse> response{};
-    std::vector<StreamDelta> deltas{};
+    std::optional<llm::ChatResponse> response{};
+    std::vector<llm::StreamDelta> deltas{};
     std::exception_ptr error{};
 
     static ScriptedReply text(std::string text);
     static ScriptedReply tool_call(std::string id, std::string name, std::string arguments);
 };
 
-class ScriptedChatClient final : public ChatClient {
+class ScriptedChatClient final : public llm::ChatClient {
 public:
-    explicit ScriptedChatClient(Provider provider = {}, ChatClientOptions options = {});
-
-    // The process-wide instance called `name` (created on first use).
-    static std::shared_ptr<ScriptedChatClient> named(const std::string& name);
+    explicit ScriptedChatClient(llm::Provider provider = {}, llm::ChatClientOptions options = {});
 
     // Queue entries are used once: the first entry whose conditions match.
     ScriptedChatClient& push(ScriptedReply reply);
@@ -43,22 +41,22 @@ public:
     ScriptedChatClient& rule(ScriptedReply reply);
     void reset();
 
-    std::vector<ChatRequest> requests() const;  // every request received, in order
-    std::size_t pending() const;                 // queue entries not used yet
+    std::vector<llm::ChatRequest> requests() const;  // every request received, in order
+    std::size_t pending() const;                      // queue entries not used yet
 
-    const Provider& provider() const noexcept override { return provider_; }
+    const llm::Provider& provider() const noexcept override { return provider_; }
     std::string_view kind() const noexcept override { return "scripted"; }
     bool supports_streaming() const noexcept override { return true; }
 
 private:
-    boost::asio::awaitable<void> do_complete(const ChatRequest& request, ChatResponse& out,
-                                             const DeltaCallback* on_delta) override;
-    ScriptedReply take(const ChatRequest& request);
-    Provider provider_{};
+    boost::asio::awaitable<void> do_complete(const llm::ChatRequest& request, llm::ChatResponse& out,
+                                             const llm::DeltaCallback* on_delta) override;
+    ScriptedReply take(const llm::ChatRequest& request);
+    llm::Provider provider_{};
     mutable std::mutex mu_;
     std::deque<ScriptedReply> queue_{};
     std::vector<ScriptedReply> rules_{};
-    std::vector<ChatRequest> requests_{};
+    std::vector<llm::ChatRequest> requests_{};
 };
 
-}  // namespace rath::llm
+}  // namespace rath::testing

@@ -4,9 +4,9 @@
 // diagnostics.
 #include <rath/fake_llm/script.hpp>
 
-#include "lib/fake_llm/fault.hpp"
-#include "lib/fake_llm/request.hpp"
-#include "lib/fake_llm/turn.hpp"
+#include "tools/rath-fake-llm/src/fault.hpp"
+#include "tools/rath-fake-llm/src/request.hpp"
+#include "tools/rath-fake-llm/src/turn.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,9 +1,9 @@
-#include "lib/fake_llm/engine.hpp"
+#include "tools/rath-fake-llm/src/engine.hpp"
 
-#include "lib/fake_llm/json_out.hpp"
-#include "lib/fake_llm/render.hpp"
-#include "lib/fake_llm/text.hpp"
-#include "lib/fake_llm/workload.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
+#include "tools/rath-fake-llm/src/render.hpp"
+#include "tools/rath-fake-llm/src/text.hpp"
+#include "tools/rath-fake-llm/src/workload.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>

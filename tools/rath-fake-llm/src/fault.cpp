@@ -1,4 +1,4 @@
-#include "lib/fake_llm/fault.hpp"
+#include "tools/rath-fake-llm/src/fault.hpp"
 
 namespace rath::fake_llm::detail {
 

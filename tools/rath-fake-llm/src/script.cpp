@@ -1,8 +1,8 @@
 // Script loading (validation with file:line diagnostics) and the script runner.
-#include "lib/fake_llm/script_data.hpp"
+#include "tools/rath-fake-llm/src/script_data.hpp"
 
-#include "lib/fake_llm/json_out.hpp"
-#include "lib/fake_llm/workload.hpp"
+#include "tools/rath-fake-llm/src/json_out.hpp"
+#include "tools/rath-fake-llm/src/workload.hpp"
 
 #include <boost/json/stream_parser.hpp>
 #include <simdjson.h>

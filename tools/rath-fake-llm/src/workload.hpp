@@ -1,7 +1,7 @@
 #pragma once
 // The built-in behaviours: the peers' fan-out workload (the default) and echo.
-#include "lib/fake_llm/request.hpp"
-#include "lib/fake_llm/turn.hpp"
+#include "tools/rath-fake-llm/src/request.hpp"
+#include "tools/rath-fake-llm/src/turn.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -1,6 +1,6 @@
-#include "lib/fake_llm/request.hpp"
+#include "tools/rath-fake-llm/src/request.hpp"
 
-#include "lib/fake_llm/text.hpp"
+#include "tools/rath-fake-llm/src/text.hpp"
 
 #include <simdjson.h>
 

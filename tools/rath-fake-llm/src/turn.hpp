@@ -2,7 +2,7 @@
 // Turn: the assistant reply decided for one chat request, before it is rendered in
 // the OpenAI or Anthropic wire format. Kept per connection and reused, so that its
 // strings keep their capacity across requests.
-#include "lib/fake_llm/fault.hpp"
+#include "tools/rath-fake-llm/src/fault.hpp"
 
 #include <chrono>
 #include <cstddef>

@@ -1,12 +1,11 @@
-#include <rath/llm/scripted_client.hpp>
-#include <rath/async/detail/immortal.hpp>
+#include <rath/testing/scripted_client.hpp>
 
 #include <rath/llm/error.hpp>
 #include <rath/llm/stream_accumulator.hpp>
 
-#include <map>
+namespace rath::testing {
 
-namespace rath::llm {
+using namespace rath::llm;
 
 ScriptedReply ScriptedReply::text(std::string text) {
     ChatResponse r;
@@ -34,15 +33,6 @@ ScriptedReply ScriptedReply::tool_call(std::string id, std::string name, std::st
 
 ScriptedChatClient::ScriptedChatClient(Provider provider, ChatClientOptions options)
     : ChatClient(options.runtime), provider_(std::move(provider)) {}
-
-std::shared_ptr<ScriptedChatClient> ScriptedChatClient::named(const std::string& name) {
-    static std::mutex m;
-    static async::detail::Immortal<std::map<std::string, std::shared_ptr<ScriptedChatClient>>> instances;
-    std::lock_guard lk(m);
-    auto& slot = (*instances)[name];
-    if (!slot) slot = std::make_shared<ScriptedChatClient>(Provider{.model = name, .provider_kind = "scripted"});
-    return slot;
-}
 
 ScriptedChatClient& ScriptedChatClient::push(ScriptedReply reply) {
     std::lock_guard lk(mu_);
@@ -150,4 +140,4 @@ boost::asio::awaitable<void> ScriptedChatClient::do_complete(const ChatRequest& 
     out = acc.result();
 }
 
-}  // namespace rath::llm
+}  // namespace rath::testing

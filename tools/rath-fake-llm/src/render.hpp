@@ -1,9 +1,9 @@
 #pragma once
 // Renders a Turn in the OpenAI Chat Completions or Anthropic Messages wire format
 // (non-streaming JSON, or SSE events), and the providers' error bodies.
-#include "lib/fake_llm/reply.hpp"
-#include "lib/fake_llm/request.hpp"
-#include "lib/fake_llm/turn.hpp"
+#include "tools/rath-fake-llm/src/reply.hpp"
+#include "tools/rath-fake-llm/src/request.hpp"
+#include "tools/rath-fake-llm/src/turn.hpp"
 
 #include <cstdint>
 #include <string_view>

@@ -1,6 +1,6 @@
-// The offline demo until the agent loop lands: fan out 100,000 coroutines on the
-// rath runtime, serialize part of them through resource-keyed lanes, and report
-// what it cost. No key, no network.
+// The async runtime alone: fan out 100,000 coroutines on the rath runtime, serialize
+// part of them through resource-keyed lanes, and report what it cost. No key, no
+// network.
 #include <rath/async.hpp>
 #include <rath/version.hpp>
 

@@ -1,4 +1,4 @@
-#include "lib/fake_llm/text.hpp"
+#include "tools/rath-fake-llm/src/text.hpp"
 
 #include <cstdint>
 
