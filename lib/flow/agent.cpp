@@ -11,10 +11,12 @@ namespace rath::flow {
 
 AgentImpl::AgentImpl(std::string system_prompt, AgentOptions options)
     : Workflow(options.description), options_(std::move(options)) {
+    // A provider with every field unset is "no provider" (memory_flow.md §4.3).
+    const bool no_provider = llm::same_settings(options_.loop.provider, llm::Provider{});
+    if (no_provider && !options_.model)
+        throw std::invalid_argument("flow.Agent requires either provider=Provider(...) or model=\"...\"");
     llm::Provider provider = options_.loop.provider;
     if (!provider.model && options_.model) provider.model = options_.model;
-    if (!provider.model)
-        throw std::invalid_argument("flow.Agent requires a model: set AgentOptions::model or loop.provider.model");
     agent_ = register_param("agent", std::make_shared<AgentParam>(
                                          AgentParam{Session::from_agent_prompt(std::move(system_prompt)), provider}));
     if (options_.max_concurrent_runs > 0) admission_ = std::make_shared<async::Admission>(options_.max_concurrent_runs);

@@ -66,6 +66,9 @@ struct Fixture {
 
 ChatRequest hello() { return ChatRequest{.messages = {Message::user("hello")}}; }
 
+// A callback that asks for the streamed form and ignores the deltas.
+const DeltaCallback stream_only = [](const StreamDelta&) {};
+
 }  // namespace
 
 TEST_CASE("openai client posts the exact body with bearer auth to base url plus chat completions") {
@@ -84,7 +87,7 @@ TEST_CASE("openai client posts the exact body with bearer auth to base url plus 
     CHECK(json::parse(reqs[0].body) == json::parse(R"({"model":"gpt-x","messages":[{"role":"user","content":"hello"}],"stream":false})"));
 }
 
-TEST_CASE("a borrowed request may be destroyed once the call returns, before the answer arrives") {
+TEST_CASE("the http clients encode the request when the call starts, so it may go before the answer arrives") {
     Fixture f;
     LoopbackServer server([](const RecordedRequest& r, int) {
         if (r.target == "/v1/messages")
@@ -93,23 +96,26 @@ TEST_CASE("a borrowed request may be destroyed once the call returns, before the
     });
     OpenAIChatClient o(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
     AnthropicChatClient a(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "c"}, f.options());
-    auto call = [](ChatClient& c) {
+    ChatResponse out1, out2;
+    auto call = [](ChatClient& c, ChatResponse& out) {
         std::optional<ChatRequest> req = hello();
-        auto op = c.async_complete_borrowed(*req);
+        auto op = c.async_complete(*req, out);
         req.reset();  // the body was encoded at the call
         return op;
     };
-    auto op1 = call(o);
-    auto op2 = call(a);
-    CHECK(rath::async::block_on(f.rt, std::move(op1)).primary_choice().message.content == "pong");
-    CHECK(rath::async::block_on(f.rt, std::move(op2)).primary_choice().message.content == "a");
+    auto op1 = call(o, out1);
+    auto op2 = call(a, out2);
+    rath::async::block_on(f.rt, std::move(op1));
+    rath::async::block_on(f.rt, std::move(op2));
+    CHECK(out1.primary_choice().message.content == "pong");
+    CHECK(out2.primary_choice().message.content == "a");
     auto reqs = server.requests();
     REQUIRE(reqs.size() == 2);
     CHECK(json::parse(reqs[0].body).at("messages") == json::parse(R"([{"role":"user","content":"hello"}])"));
     CHECK(json::parse(reqs[1].body).at("messages") == json::parse(R"([{"role":"user","content":"hello"}])"));
 }
 
-TEST_CASE("the into calls write the answer into the caller's response, replacing what it held") {
+TEST_CASE("async_complete writes the answer into the caller's response, streamed or not, replacing what it held") {
     Fixture f;
     LoopbackServer server([](const RecordedRequest& r, int) {
         if (r.target == "/v1/messages") {
@@ -133,11 +139,11 @@ TEST_CASE("the into calls write the answer into the caller's response, replacing
         out.id = "stale";
         out.usage = rath::llm::TokenUsage{.prompt_tokens = 99, .completion_tokens = 99, .total_tokens = 198};
         std::vector<std::string> deltas;
-        std::optional<ChatRequest> req = hello();
-        auto op = stream ? c.async_stream_into(*req, [&](const StreamDelta& d) { if (d.content_delta) deltas.push_back(*d.content_delta); }, out)
-                         : c.async_complete_into(*req, out);
-        req.reset();  // borrowed only until the call returns
-        rath::async::block_on(f.rt, std::move(op));
+        DeltaCallback on_delta = [&](const StreamDelta& d) {
+            if (d.content_delta) deltas.push_back(*d.content_delta);
+        };
+        ChatRequest req = hello();
+        rath::async::block_on(f.rt, c.async_complete(req, out, stream ? &on_delta : nullptr));
         CHECK(out.id != "stale");
         return std::pair{out, deltas};
     };
@@ -153,22 +159,23 @@ TEST_CASE("the into calls write the answer into the caller's response, replacing
     auto [r4, d4] = into(a, true);
     CHECK(r4.primary_choice().message.content == "b");
     CHECK(d4 == std::vector<std::string>{"b"});
-    // A client without its own into calls (the default: assign the borrowed call's result).
+    // A client of another kind, through the same entry point.
     auto [r5, d5] = into(scripted, false);
     CHECK(r5.primary_choice().message.content == "hello");
 }
 
-TEST_CASE("an into call reports a failure at the await and a bad request before anything is sent") {
+TEST_CASE("async_complete reports a failure at the await and a bad request before anything is sent") {
     Fixture f;
     LoopbackServer server([](const RecordedRequest&, int) {
         return Reply::json(400, R"({"error":{"message":"bad thing","type":"invalid_request_error"}})");
     });
     OpenAIChatClient o(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
     ChatResponse out;
-    CHECK_THROWS_AS(rath::async::block_on(f.rt, o.async_complete_into(hello(), out)), rath::BadRequestError);
+    ChatRequest req = hello();
+    CHECK_THROWS_AS(rath::async::block_on(f.rt, o.async_complete(req, out)), rath::BadRequestError);
     CHECK(server.requests().size() == 1);
     OpenAIChatClient no_model(Provider{.base_url = server.url("/v1"), .api_key = secret_key}, f.options());
-    auto op = no_model.async_complete_into(hello(), out);  // the preparation error waits for the await
+    auto op = no_model.async_complete(req, out);  // the preparation error waits for the await
     CHECK_THROWS_AS(rath::async::block_on(f.rt, std::move(op)), rath::ProviderConfigError);
     CHECK(server.requests().size() == 1);
 }
@@ -256,13 +263,15 @@ TEST_CASE("missing key and missing model are reported before any request") {
     CHECK_THROWS_WITH_AS(c.complete(hello()), doctest::Contains("model is required"), rath::ProviderConfigError);
     CHECK(server.request_count() == 0);
     // The coroutine forms report it when awaited, not when the awaitable is made.
-    auto pending = c.async_complete(hello());
+    ChatRequest req = hello();
+    ChatResponse out;
+    auto pending = c.async_complete(req, out);
     CHECK_THROWS_WITH_AS(rath::async::block_on(f.rt, std::move(pending)), doctest::Contains("model is required"),
                          rath::ProviderConfigError);
     AnthropicChatClient a(Provider{.base_url = server.url(), .api_key = "k-1234"}, f.options());
-    auto pending_anthropic = a.async_complete(hello());
+    auto pending_anthropic = a.async_complete(req, out);
     CHECK_THROWS_AS(rath::async::block_on(f.rt, std::move(pending_anthropic)), rath::ProviderConfigError);
-    auto pending_stream = c.async_stream(hello(), {});
+    auto pending_stream = c.async_complete(req, out, &stream_only);
     CHECK_THROWS_WITH_AS(rath::async::block_on(f.rt, std::move(pending_stream)),
                          doctest::Contains("model is required"), rath::ProviderConfigError);
     CHECK(server.request_count() == 0);
@@ -317,6 +326,27 @@ TEST_CASE("a 500 is retried with exponential backoff and a 400 is not retried") 
     CHECK_THROWS_AS(c.complete(hello()), rath::BadRequestError);
     CHECK(f.sleeps.delays.empty());
     CHECK(server.request_count() == 4);
+}
+
+TEST_CASE("zero retry attempts still make one attempt") {
+    Fixture f;
+    LoopbackServer server([](const RecordedRequest&, int) {
+        return Reply::json(503, R"({"error":{"message":"unavailable","type":"server_error"}})");
+    });
+    OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_max_attempts = 0},
+                       f.options());
+    CHECK_THROWS_AS(c.complete(hello()), rath::InternalServerError);
+    CHECK(server.request_count() == 1);
+    CHECK(f.sleeps.delays.empty());
+}
+
+TEST_CASE("a refused connection is retried, and the last attempt's error is what the caller gets") {
+    Fixture f;
+    OpenAIChatClient c(Provider{.base_url = "http://127.0.0.1:9/v1", .api_key = "k-1234", .model = "m",
+                                .retry_max_attempts = 3, .retry_base_seconds = 0.01},
+                       f.options());
+    CHECK_THROWS_AS(c.complete(hello()), rath::ProviderConnectionError);
+    CHECK(f.sleeps.delays == std::vector<double>{0.01, 0.02});
 }
 
 TEST_CASE("retries give up after retry_max_attempts and rethrow the last error") {
@@ -384,7 +414,7 @@ TEST_CASE("streams deliver every delta to the callback and fold them") {
     LoopbackServer server([](const RecordedRequest&, int) { return Reply::sse(openai_stream({"a", "b", "c"}), 5); });
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m"}, f.options());
     std::string seen;
-    auto r = c.stream(hello(), [&](const StreamDelta& d) {
+    auto r = c.complete(hello(), [&](const StreamDelta& d) {
         if (d.content_delta) seen += *d.content_delta;
     });
     CHECK(seen == "abc");
@@ -404,7 +434,7 @@ TEST_CASE("a stream open that fails with 500 is retried and the content is not d
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_base_seconds = 0.01},
                        f.options());
     std::string seen;
-    auto r = c.stream(hello(), [&](const StreamDelta& d) { seen += d.content_delta.value_or(""); });
+    auto r = c.complete(hello(), [&](const StreamDelta& d) { seen += d.content_delta.value_or(""); });
     CHECK(seen == "xy");
     CHECK(r.primary_choice().message.content == "xy");
     CHECK(server.request_count() == 2);
@@ -423,7 +453,7 @@ TEST_CASE("a connection reset mid-body after deltas is not retried and keeps the
                        f.options());
     std::string seen;
     try {
-        c.stream(hello(), [&](const StreamDelta& d) { seen += d.content_delta.value_or(""); });
+        c.complete(hello(), [&](const StreamDelta& d) { seen += d.content_delta.value_or(""); });
         FAIL("no exception");
     } catch (const rath::ProviderConnectionError& e) {
         REQUIRE(e.partial());
@@ -443,7 +473,7 @@ TEST_CASE("a connection reset before any delta is retried") {
     });
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_base_seconds = 0.01},
                        f.options());
-    auto r = c.stream(hello(), nullptr);
+    auto r = c.complete(hello(), stream_only);
     CHECK(r.primary_choice().message.content == "ok");
     CHECK(server.request_count() == 2);
 }
@@ -454,7 +484,7 @@ TEST_CASE("a truncated stream without done or finish is a typed error with the p
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_base_seconds = 0.01},
                        f.options());
     try {
-        c.stream(hello(), nullptr);
+        c.complete(hello(), stream_only);
         FAIL("no exception");
     } catch (const rath::ProviderConnectionError& e) {
         CHECK(e.type() == "incomplete_stream");
@@ -469,7 +499,7 @@ TEST_CASE("a stream that ends after its finish reason without done succeeds") {
     body = body.substr(0, body.find("data: [DONE]"));
     LoopbackServer server([&](const RecordedRequest&, int) { return Reply::sse(body); });
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m"}, f.options());
-    CHECK(c.stream(hello(), nullptr).primary_choice().message.content == "fine");
+    CHECK(c.complete(hello(), stream_only).primary_choice().message.content == "fine");
 }
 
 TEST_CASE("an in-stream error event surfaces as a stream error and is not retried") {
@@ -480,7 +510,7 @@ TEST_CASE("an in-stream error event surfaces as a stream error and is not retrie
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_base_seconds = 0.01},
                        f.options());
     try {
-        c.stream(hello(), nullptr);
+        c.complete(hello(), stream_only);
         FAIL("no exception");
     } catch (const rath::StreamError& e) {
         CHECK(e.status() == 200);
@@ -503,7 +533,7 @@ TEST_CASE("a stream that stalls past the read deadline fails with a timeout inst
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_base_seconds = 0.01},
                        f.options(http));
     try {
-        c.stream(hello(), nullptr);
+        c.complete(hello(), stream_only);
         FAIL("no exception");
     } catch (const rath::ProviderTimeoutError& e) {
         REQUIRE(e.partial());
@@ -525,7 +555,7 @@ TEST_CASE("a slow drip of keep-alive comments is cut by the request timeout") {
     req.extra_create_args = json::object{{"timeout", 0.5}};
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_max_attempts = 1},
                        f.options());
-    CHECK_THROWS_AS(c.stream(req, nullptr), rath::ProviderTimeoutError);
+    CHECK_THROWS_AS(c.complete(req, stream_only), rath::ProviderTimeoutError);
 }
 
 TEST_CASE("anthropic client sends x-api-key and version headers to v1 messages") {
@@ -563,7 +593,7 @@ TEST_CASE("anthropic stream open is retried on 429 and usage is read from messag
     });
     AnthropicChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "claude", .retry_base_seconds = 0.01},
                           f.options());
-    auto r = c.stream(hello(), nullptr);
+    auto r = c.complete(hello(), stream_only);
     CHECK(r.primary_choice().message.content == "Hi");
     CHECK(r.primary_choice().finish_reason == FinishReason::stop);
     REQUIRE(r.usage);
@@ -583,8 +613,13 @@ TEST_CASE("concurrent coroutine calls share one client") {
     });
     auto c = std::make_shared<OpenAIChatClient>(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m"},
                                                 f.options());
+    auto one = [](std::shared_ptr<OpenAIChatClient> client, int i) -> boost::asio::awaitable<ChatResponse> {
+        ChatRequest req{.messages = {Message::user(std::to_string(i))}};
+        ChatResponse out;
+        co_await client->async_complete(req, out);
+        co_return out;
+    };
     std::vector<rath::async::Lazy<ChatResponse>> futures;
-    for (int i = 0; i < 8; ++i)
-        futures.push_back(f.rt.submit(c->async_complete(ChatRequest{.messages = {Message::user(std::to_string(i))}})));
+    for (int i = 0; i < 8; ++i) futures.push_back(f.rt.submit(one(c, i)));
     for (int i = 0; i < 8; ++i) CHECK(futures[i].get().primary_choice().message.content == "re:" + std::to_string(i));
 }

@@ -6,6 +6,8 @@
 #include <rath/llm.hpp>
 #include <rath/testing/scripted_client.hpp>
 
+#include "lib/llm/exchange.hpp"
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -135,7 +137,7 @@ TEST_CASE("scripted client replays queued replies and rules and records requests
     auto r = c.complete(ChatRequest{.messages = {Message::user("what is the weather")}});
     CHECK(r.primary_choice().message.tool_calls->at(0).function.arguments_parsed->at("city") == "Paris");
     std::string streamed;
-    auto s = c.stream(ChatRequest{.messages = {Message::user("weather again")}}, [&](const StreamDelta& d) {
+    auto s = c.complete(ChatRequest{.messages = {Message::user("weather again")}}, [&](const StreamDelta& d) {
         if (d.tool_call_name_delta) streamed += *d.tool_call_name_delta;
     });
     CHECK(streamed == "weather");
@@ -147,54 +149,34 @@ TEST_CASE("scripted client replays queued replies and rules and records requests
     c.push(ScriptedReply{.deltas = {{.content_delta = "par"}, {.content_delta = "tial"}},
                          .error = std::make_exception_ptr(rath::StreamError(rath::ProviderErrorInfo{.message = "boom"}))});
     std::string got;
-    CHECK_THROWS_AS(c.stream(ChatRequest{.messages = {Message::user("x")}}, [&](const StreamDelta& d) { got += d.content_delta.value_or(""); }),
+    CHECK_THROWS_AS(c.complete(ChatRequest{.messages = {Message::user("x")}}, [&](const StreamDelta& d) { got += d.content_delta.value_or(""); }),
                     rath::StreamError);
     CHECK(got == "partial");
     rt.shutdown();
 }
 
-TEST_CASE("retry helper follows the schedule and rethrows the last error") {
-    std::vector<double> sleeps;
-    RetryOptions o{.max_attempts = 4, .base_seconds = 0.1, .jitter = false,
-                   .sleep = [&](std::chrono::duration<double> d) -> boost::asio::awaitable<void> {
-                       sleeps.push_back(d.count());
-                       co_return;
-                   }};
-    int calls = 0;
-    auto failing = [&]() -> boost::asio::awaitable<int> {
-        ++calls;
-        throw rath::RateLimitError(rath::ProviderErrorInfo{.status = 429, .message = "n" + std::to_string(calls)});
-        co_return 0;
-    };
-    try {
-        rath::async::block_on(async_retry_with_backoff<int>(failing, o));
-        FAIL("no exception");
-    } catch (const rath::RateLimitError& e) {
-        CHECK(e.provider_message() == "n4");
-    }
-    CHECK(calls == 4);
-    CHECK(sleeps == std::vector<double>{0.1, 0.2, 0.4});
-    sleeps.clear();
-    calls = 0;
-    auto bad = [&]() -> boost::asio::awaitable<int> {
-        ++calls;
-        throw rath::BadRequestError(rath::ProviderErrorInfo{.status = 400});
-        co_return 0;
-    };
-    CHECK_THROWS_AS(rath::async::block_on(async_retry_with_backoff<int>(bad, o)), rath::BadRequestError);
-    CHECK(calls == 1);
-    CHECK(sleeps.empty());
-    o.max_attempts = 0;  // clamped to one attempt
-    calls = 0;
-    CHECK_THROWS_AS(rath::async::block_on(async_retry_with_backoff<int>(failing, o)), rath::RateLimitError);
-    CHECK(calls == 1);
-    int n = 0;
-    o.max_attempts = 3;
-    auto flaky = [&]() -> boost::asio::awaitable<int> {
-        if (++n < 3) throw rath::ProviderConnectionError(rath::ProviderErrorInfo{.message = "reset"});
-        co_return 42;
-    };
-    CHECK(rath::async::block_on(async_retry_with_backoff<int>(flaky, o)) == 42);
+TEST_CASE("the retry decision follows the schedule, honours Retry-After within its bound and refuses the rest") {
+    const rath::net::RetryPolicy policy{.max_attempts = 4,
+                                        .base = std::chrono::duration<double>(0.1),
+                                        .cap = std::chrono::duration<double>(30),
+                                        .jitter = false,
+                                        .max_retry_after = std::chrono::duration<double>(60)};
+    auto decide = [&](int attempt, auto error) { return detail::retry_decision(policy, attempt, std::make_exception_ptr(error)); };
+    const rath::RateLimitError limited(rath::ProviderErrorInfo{.status = 429});
+    CHECK(decide(1, limited)->count() == doctest::Approx(0.1));
+    CHECK(decide(2, limited)->count() == doctest::Approx(0.2));
+    CHECK(decide(3, limited)->count() == doctest::Approx(0.4));
+    CHECK(decide(1, rath::ProviderConnectionError(rath::ProviderErrorInfo{.message = "reset"})));
+    CHECK_FALSE(decide(1, rath::BadRequestError(rath::ProviderErrorInfo{.status = 400})));
+    CHECK_FALSE(decide(1, std::runtime_error("not a provider error")));
+    // A server-mandated delay replaces the schedule up to the bound; a longer one does not.
+    const rath::RateLimitError wait_2s(rath::ProviderErrorInfo{.status = 429, .retry_after = std::chrono::duration<double>(2)});
+    CHECK(decide(1, wait_2s)->count() == doctest::Approx(2.0));
+    const rath::RateLimitError wait_long(
+        rath::ProviderErrorInfo{.status = 429, .retry_after = std::chrono::duration<double>(600)});
+    CHECK(decide(1, wait_long)->count() == doctest::Approx(0.1));
+    // x-should-retry: false wins over a retryable status.
+    CHECK_FALSE(decide(1, rath::InternalServerError(rath::ProviderErrorInfo{.status = 500, .should_retry = false})));
 }
 
 TEST_CASE("usage meter trips the budget once when the total crosses it") {

@@ -195,7 +195,7 @@ TEST_CASE("a call that is not parallel-safe runs alone: the round is cut into ba
             if (!c.result) c.result = "\"" + c.part->id + "\"";
     }
     CHECK(batches == std::vector<std::vector<std::string>>{{"1", "2"}, {"3"}, {"4"}, {"5"}, {"6"}});
-    REQUIRE(step.rows().size() == 1 + 6 + 0);  // not yet: the results are appended at publish
+    CHECK(step.rows().size() == 1 + 6);  // the assistant row and one result row per call
 }
 
 TEST_CASE("tool results are appended in call order whatever order their calls finished in") {
@@ -212,12 +212,12 @@ TEST_CASE("tool results are appended in call order whatever order their calls fi
     batch[0].result = "\"first\"";
     batch[1].result = "\"second\"";
     REQUIRE(step.resume() == LoopAction::publish_rows);
-    CHECK(step.published() == 2);
-    REQUIRE(step.rows().size() == 5);
-    CHECK(content(step.rows()[2]) == "\"first\"");
-    CHECK(content(step.rows()[3]) == "\"second\"");
-    CHECK(content(step.rows()[4]) == "\"third\"");
-    CHECK(step.rows()[2]->payload().at("tool_call_id") == "x");
+    CHECK(step.published() == 1);  // the assistant row (no seed rows here)
+    REQUIRE(step.rows().size() == 4);
+    CHECK(content(step.rows()[1]) == "\"first\"");
+    CHECK(content(step.rows()[2]) == "\"second\"");
+    CHECK(content(step.rows()[3]) == "\"third\"");
+    CHECK(step.rows()[1]->payload().at("tool_call_id") == "x");
     // The next request carries the whole conversation: the assistant turn and its results.
     REQUIRE(step.resume() == LoopAction::call_model);
     CHECK(step.request().messages.size() == 1 + 4);
@@ -233,7 +233,8 @@ TEST_CASE("a call left without a result becomes internal_missing_result") {
     REQUIRE(step.resume() == LoopAction::publish_rows);
     REQUIRE(step.resume() == LoopAction::dispatch_tools);
     REQUIRE(step.resume() == LoopAction::publish_rows);
-    CHECK(content(step.rows()[2]) ==
+    REQUIRE(step.rows().size() == 2);
+    CHECK(content(step.rows()[1]) ==
           R"({"ok": false, "error_kind": "internal_missing_result", "message": "tool result missing after dispatch"})");
 }
 

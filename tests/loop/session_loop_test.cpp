@@ -4,13 +4,13 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/async/this_thread.hpp>
 #include <rath/flow/agent.hpp>
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/registry.hpp>
-#include <rath/session/tool_dispatch.hpp>
-#include <rath/session_loop.hpp>
+#include <rath/loop/session_loop.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <boost/asio/steady_timer.hpp>
@@ -58,34 +58,35 @@ BOOST_DESCRIBE_STRUCT(NameArgs, (), (name))
 class GateExecutor : public rath::LoopExecutor {
 public:
     explicit GateExecutor(rath::async::Lazy<void> gate) : gate_(std::move(gate)) {}
-    asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest) override {
-        co_await gate_.async_get();
-        rath::llm::ChatResponse r;
-        rath::llm::ChatChoice c;
-        c.message.content = "opened";
-        r.choices.push_back(c);
-        co_return r;
-    }
 
 private:
+    asio::awaitable<void> do_complete(const rath::llm::ChatRequest&, rath::llm::ChatResponse& r) override {
+        co_await gate_.async_get();
+        rath::llm::ChatChoice c;
+        c.message.content = "opened";
+        r = rath::llm::ChatResponse{};
+        r.choices.push_back(c);
+    }
+
     rath::async::Lazy<void> gate_;
 };
 
 // Answers after a short timer and records how many calls were in flight at once.
 class CountingExecutor : public rath::LoopExecutor {
 public:
-    asio::awaitable<rath::llm::ChatResponse> async_complete(rath::llm::ChatRequest) override {
+    rath_test::Gauge calls;
+
+private:
+    asio::awaitable<void> do_complete(const rath::llm::ChatRequest&, rath::llm::ChatResponse& r) override {
         calls.enter();
         asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(3));
         co_await t.async_wait(asio::use_awaitable);
         calls.leave();
-        rath::llm::ChatResponse r;
         rath::llm::ChatChoice c;
         c.message.content = "counted";
+        r = rath::llm::ChatResponse{};
         r.choices.push_back(c);
-        co_return r;
     }
-    rath_test::Gauge calls;
 };
 
 }  // namespace
@@ -106,8 +107,6 @@ TEST_CASE("a loop output's legacy provenance stays its inputs' ids whatever happ
     out.set_lineage(rath::Lineage{{"x"}, "relabelled"});  // the lineage moves on, the legacy record does not
     CHECK(out.lineage_operator() == "relabelled");
     CHECK(out.legacy_lineage() == expected);
-    out.set_legacy_lineage(std::nullopt);
-    CHECK_FALSE(out.legacy_lineage().has_value());
     {
         rath::lineage::GraphModeOverride off(false);  // no lineage stamp: the legacy record is kept on its own
         Session out2 = rath::run_session_loop(user, agent, {.provider = s.provider, .client = s.client});
@@ -214,15 +213,15 @@ TEST_CASE("a chain of loops through one gate of one place does not deadlock") {
 
 TEST_CASE("an agent with max_concurrent_runs queues its runs beyond the bound") {
     auto exec = std::make_shared<CountingExecutor>();
-    rath::flow::Agent agent("You count.", {.model = "m", .executor = exec, .max_concurrent_runs = 2});
-    REQUIRE(agent.admission());
-    CHECK(agent.admission()->limit() == 2);
+    rath::flow::Agent agent("You count.", {.loop = {.executor = exec}, .model = "m", .max_concurrent_runs = 2});
+    REQUIRE(agent->admission());
+    CHECK(agent->admission()->limit() == 2);
     std::vector<Session> outs;
     for (int i = 0; i < 12; ++i) outs.push_back(agent(Session::from_user_message("x")));
     for (auto& o : outs) CHECK(o.text() == std::optional<std::string>("counted"));
     CHECK(exec->calls.peak.load() <= 2);
-    rath::flow::Agent unbounded("You count.", {.model = "m", .executor = exec});
-    CHECK_FALSE(unbounded.admission());
+    rath::flow::Agent unbounded("You count.", {.loop = {.executor = exec}, .model = "m"});
+    CHECK_FALSE(unbounded->admission());
 }
 
 TEST_CASE("a plain loop over ten thousand inputs fans out by itself") {
@@ -392,6 +391,121 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
                                           {.provider = s2.provider, .tools = distinct, .client = s2.client});
     CHECK(out2.chunks().size() == 7);
     CHECK(running.peak.load() >= 2);  // four keys overlapped
+}
+
+TEST_CASE("calls that are not parallel-safe never overlap anything else of their round") {
+    auto s = loop_test::scripted();
+    rath_test::Gauge running;
+    std::mutex mu;
+    std::vector<std::string> order;
+    auto body = [&](std::string label) {
+        return [&, label](Session, NameArgs) -> asio::awaitable<json::value> {
+            running.enter();
+            {
+                std::lock_guard lk(mu);
+                order.push_back(label + "+");
+            }
+            co_await rath::async::async_sleep(std::chrono::milliseconds(30));
+            {
+                std::lock_guard lk(mu);
+                order.push_back(label + "-");
+            }
+            running.leave();
+            co_return json::value(label);
+        };
+    };
+    // Two safe tools of different keys around two unsafe ones (a shell command and a
+    // code run, in spirit): the safe pair overlaps, each unsafe call runs alone.
+    auto s1 = rath::tool::make_tool<NameArgs>("safe1", "s", body("s1"), {.parallel_safe = true});
+    auto s2 = rath::tool::make_tool<NameArgs>("safe2", "s", body("s2"), {.parallel_safe = true});
+    auto shell = rath::tool::make_tool<NameArgs>("shell", "u", body("shell"));
+    auto code = rath::tool::make_tool<NameArgs>("code", "u", body("code"));
+    s.client->push(loop_test::tool_calls({{"1", "safe1", R"({"name":"a"})"},
+                                          {"2", "safe2", R"({"name":"b"})"},
+                                          {"3", "shell", R"({"name":"c"})"},
+                                          {"4", "code", R"({"name":"d"})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {s1, s2, shell, code}, .client = s.client});
+    REQUIRE(out.chunks().size() == 7);
+    REQUIRE(order.size() == 8);
+    // s1 and s2 in either order, both started before either ended; then shell alone, then code alone.
+    CHECK(std::vector<std::string>(order.end() - 4, order.end()) ==
+          std::vector<std::string>{"shell+", "shell-", "code+", "code-"});
+    CHECK(order[0].back() == '+');
+    CHECK(order[1].back() == '+');
+    CHECK(running.peak.load() == 2);
+    CHECK(content_of(out.chunks()[4]) == "\"shell\"");
+}
+
+TEST_CASE("the resource key of a call is asked for once") {
+    struct KeyCounting final : rath::tool::FlowToolCall {
+        KeyCounting() : FlowToolCall("keyed", "k", json::object{{"type", "object"}}) {}
+        bool parallel_safe() const override { return true; }
+        rath::tool::ResourceKey resource_key(const json::object& args) const override {
+            ++asked;
+            return {"k", args.contains("p") ? std::string(args.at("p").as_string()) : std::string("-")};
+        }
+        asio::awaitable<rath::tool::ToolReturn> async_call(Session, json::object) override {
+            co_return rath::tool::ToolReturn(json::value("ok"));
+        }
+        mutable std::atomic<int> asked{0};
+    };
+    auto s = loop_test::scripted();
+    auto tool = std::make_shared<KeyCounting>();
+    s.client->push(loop_test::tool_calls({{"1", "keyed", R"({"p":"a"})"}, {"2", "keyed", R"({"p":"b"})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {tool}, .client = s.client});
+    CHECK(out.chunks().size() == 5);
+    CHECK(tool->asked.load() == 2);
+}
+
+TEST_CASE("an async tool reading its own pending session sees the rows so far without waiting") {
+    auto s = loop_test::scripted();
+    std::atomic<std::size_t> seen_rows{0};
+    std::atomic<bool> was_view{false};
+    auto peek = rath::tool::make_tool<XArgs>(
+        "apeek", "peek",
+        [&](Session session, XArgs) -> asio::awaitable<json::value> {
+            was_view = session.dispatch_view();
+            auto rows = co_await session.async_chunks();  // would wait for this very loop otherwise
+            seen_rows = rows.size();
+            auto blocking_read = session.chunks();  // the same, through the blocking form
+            co_return json::value(static_cast<std::int64_t>(blocking_read.size()));
+        });
+    s.client->push(loop_test::tool_calls({{"a", "apeek", R"({"x":1})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {peek}, .client = s.client});
+    REQUIRE(out.chunks().size() == 4);
+    CHECK(was_view.load());
+    CHECK(seen_rows.load() == 2);  // user row and the assistant row of the round
+    CHECK(content_of(out.chunks()[2]) == "2");
+    CHECK_FALSE(out.dispatch_view());
+}
+
+TEST_CASE("a synchronous tool body runs on the blocking pool unless it says it never blocks") {
+    auto s = loop_test::scripted();
+    std::atomic<int> on_io{-1}, quick_on_io{-1};
+    auto blocking = rath::tool::make_tool<XArgs>("blocking", "b", [&](Session, XArgs) {
+        on_io = rath::async::on_runtime_thread() ? 1 : 0;
+        return json::value(1);
+    });
+    auto quick = rath::tool::make_tool<XArgs>(
+        "quick", "q",
+        [&](Session, XArgs) {
+            quick_on_io = rath::async::on_runtime_thread() ? 1 : 0;
+            return json::value(2);
+        },
+        {.blocking = false});
+    s.client->push(loop_test::tool_calls({{"a", "blocking", R"({"x":1})"}, {"b", "quick", R"({"x":2})"}}));
+    s.client->push(loop_test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {blocking, quick}, .client = s.client});
+    REQUIRE(out.chunks().size() == 5);
+    CHECK(on_io.load() == 0);
+    CHECK(quick_on_io.load() == 1);
 }
 
 TEST_CASE("usage accumulates and the budget callback fires once on the first crossing") {

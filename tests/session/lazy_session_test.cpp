@@ -1,11 +1,12 @@
 // Lazy materialization (session.md §1.7, §2.8): pending sessions, synchronize, error
-// delivery, the tool re-entrancy rule and the runtime-thread rule.
+// delivery, the tool re-entrancy rule and the runtime-thread rule. A test plays the
+// producer the way the loop does, through the library's producer interface.
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/session.hpp>
-#include <rath/session/tool_dispatch.hpp>
 #include <rath/session/warning.hpp>
 
+#include "lib/session/session_state.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -20,15 +21,29 @@ namespace asio = boost::asio;
 
 namespace {
 
-MaterializedSession two_rows() {
-    return {ChunkTable{user_text_chunk("q"), assistant_turn_chunk({}, std::string("a"))},
-            TokenUsage{.prompt_tokens = 3, .completion_tokens = 4, .total_tokens = 7}};
-}
+using Access = detail::SessionAccess;
 
-Session pending_out(async::Lazy<MaterializedSession> lazy) {
+// A pending session and the completion its producer sets.
+struct Pending {
+    Session out;
+    async::Lazy<void> done;
+
+    // What a finished loop does: publish its transcript and usage, then complete.
+    void finish() const {
+        Access::publish(out,
+                        ChunkTable{user_text_chunk("q"), assistant_turn_chunk({}, std::string("a"))},
+                        TokenUsage{.prompt_tokens = 3, .completion_tokens = 4, .total_tokens = 7});
+        async::Lazy<void>(done).set_value();
+    }
+    void fail(std::exception_ptr e) const { async::Lazy<void>(done).set_exception(std::move(e)); }
+};
+
+Pending pending_out() {
     SessionOptions o;
     o.lineage = Lineage{{"parent-1", "parent-2"}, "run_session_loop", LineageKind::op_session_loop, {}};
-    return Session::make_pending(ChunkTable{user_text_chunk("q")}, std::move(o), std::move(lazy));
+    Pending p{Session(ChunkTable{user_text_chunk("q")}, std::move(o)), async::Lazy<void>{}};
+    Access::set_pending(p.out, p.done);
+    return p;
 }
 
 asio::awaitable<void> sleep_ms(int ms) {
@@ -41,15 +56,15 @@ asio::awaitable<void> sleep_ms(int ms) {
 TEST_SUITE("session/lazy") {
 
 TEST_CASE("lineage is readable at once while the transcript waits") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
+    auto p = pending_out();
+    Session out = p.out;
     CHECK(out.pending());
     CHECK(out.lineage_operator() == "run_session_loop");
     CHECK(out.parent_session_ids().size() == 2);
     CHECK(out.repr() == "Session(pending \xE2\x80\xA6, operator='run_session_loop')");
-    std::thread producer([lazy]() mutable {
+    std::thread producer([p] {
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        lazy.set_value(two_rows());
+        p.finish();
     });
     ChunkTable t = out.chunks();  // waits
     producer.join();
@@ -61,8 +76,8 @@ TEST_CASE("lineage is readable at once while the transcript waits") {
 
 TEST_CASE("when_ready calls back on a runtime thread once the loop finishes, or at once when settled") {
     async::Runtime rt({.threads = 1, .name = "when-ready"});
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
+    auto p = pending_out();
+    Session out = p.out;
     std::atomic<int> calls{0};
     std::atomic<bool> on_runtime{false};
     std::optional<std::string> text;
@@ -75,7 +90,7 @@ TEST_CASE("when_ready calls back on a runtime thread once the loop finishes, or 
         &rt);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CHECK(calls == 0);
-    lazy.set_value(two_rows());
+    p.finish();
     for (int i = 0; i < 500 && calls == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     REQUIRE(calls == 1);
     CHECK(on_runtime);
@@ -84,8 +99,8 @@ TEST_CASE("when_ready calls back on a runtime thread once the loop finishes, or 
     out.when_ready([&] { ++inline_calls; });  // no longer pending: runs here
     CHECK(inline_calls == 1);
 
-    async::Lazy<MaterializedSession> failing;
-    Session bad = pending_out(failing);
+    auto failing = pending_out();
+    Session bad = failing.out;
     std::atomic<bool> threw{false};
     std::atomic<bool> done{false};
     bad.when_ready(
@@ -98,44 +113,41 @@ TEST_CASE("when_ready calls back on a runtime thread once the loop finishes, or 
             done = true;
         },
         &rt);
-    failing.set_exception(std::make_exception_ptr(std::runtime_error("loop failed")));
+    failing.fail(std::make_exception_ptr(std::runtime_error("loop failed")));
     for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     CHECK(threw);
     rt.shutdown();
 }
 
 TEST_CASE("usage also waits and clears the pending state") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
-    lazy.set_value(two_rows());
-    CHECK(out.pending());  // nothing read yet
-    CHECK(out.usage()->prompt_tokens == 3);
-    CHECK_FALSE(out.pending());
+    auto p = pending_out();
+    p.finish();
+    CHECK(p.out.pending());  // nothing read yet
+    CHECK(p.out.usage()->prompt_tokens == 3);
+    CHECK_FALSE(p.out.pending());
 }
 
-TEST_CASE("racing readers materialize once and see the same table") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
-    MaterializedSession m = two_rows();
+TEST_CASE("racing readers materialize once and see the one published table") {
+    auto p = pending_out();
     std::vector<ChunkTable> seen(8);
     std::vector<std::thread> readers;
-    for (int i = 0; i < 8; ++i) readers.emplace_back([&, i] { seen[i] = out.synchronize().chunks(); });
+    for (int i = 0; i < 8; ++i) readers.emplace_back([&, i] { seen[i] = p.out.synchronize().chunks(); });
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    lazy.set_value(m);
+    p.finish();
     for (auto& r : readers) r.join();
     for (auto& t : seen) CHECK(t.same_as(seen[0]));
-    CHECK(seen[0].same_as(m.chunks));
+    CHECK(seen[0].same_as(Access::raw_chunks(p.out)));  // no copy: the table the producer published
 }
 
 TEST_CASE("a loop error is raised exactly once and the session stays readable") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
-    out.set_raw_chunks(out.raw_chunks().append(assistant_turn_chunk({}, std::string("partial"))));
-    lazy.set_exception(std::make_exception_ptr(SessionError("scripted LLM queue empty")));
+    auto p = pending_out();
+    Session out = p.out;
+    Access::publish(out, Access::raw_chunks(out).append(assistant_turn_chunk({}, std::string("partial"))), std::nullopt);
+    p.fail(std::make_exception_ptr(SessionError("scripted LLM queue empty")));
     CHECK_THROWS_WITH_AS(out.synchronize(), "scripted LLM queue empty", SessionError);
     CHECK_FALSE(out.pending());
     CHECK_NOTHROW(out.synchronize());
-    ChunkTable t = out.chunks();  // whatever the loop had written
+    ChunkTable t = out.chunks();  // whatever the loop had published
     REQUIRE(t.size() == 2);
     CHECK(out.text() == "partial");
 }
@@ -145,10 +157,9 @@ TEST_CASE("an error nobody read is reported when the session is destroyed") {
     auto prev = set_session_warning_handler([&](std::string_view m) { warnings.emplace_back(m); });
     std::string id;
     {
-        async::Lazy<MaterializedSession> lazy;
-        Session out = pending_out(lazy);
-        id = out.id();
-        lazy.set_exception(std::make_exception_ptr(SessionError("boom")));
+        auto p = pending_out();
+        id = p.out.id();
+        p.fail(std::make_exception_ptr(SessionError("boom")));
     }
     set_session_warning_handler(prev);
     REQUIRE(warnings.size() == 1);
@@ -161,97 +172,94 @@ TEST_CASE("an error that was synchronized is not reported again") {
     std::vector<std::string> warnings;
     auto prev = set_session_warning_handler([&](std::string_view m) { warnings.emplace_back(m); });
     {
-        async::Lazy<MaterializedSession> lazy;
-        Session out = pending_out(lazy);
-        lazy.set_exception(std::make_exception_ptr(SessionError("boom")));
-        CHECK_THROWS(out.synchronize());
+        auto p = pending_out();
+        p.fail(std::make_exception_ptr(SessionError("boom")));
+        CHECK_THROWS(p.out.synchronize());
     }
     set_session_warning_handler(prev);
     CHECK(warnings.empty());
 }
 
-TEST_CASE("inside a tool dispatch reads return the transcript as it grows") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
-    {
-        ToolDispatchScope tool;
-        CHECK(tool_dispatch_depth() == 1);
-        CHECK(out.chunks().size() == 1);  // raw, no wait
-        out.set_raw_chunks(out.raw_chunks().append(tool_feedback_chunk("c", "t", "r")));
-        CHECK(out.chunks().size() == 2);
-        CHECK_FALSE(out.usage().has_value());
-        CHECK(out.pending());
-    }
-    CHECK(tool_dispatch_depth() == 0);
-    lazy.set_value(two_rows());
-    CHECK(out.chunks().size() == 2);
+TEST_CASE("a dispatch view reads the transcript as it grows, from any thread, without waiting") {
+    auto p = pending_out();
+    Session view = Access::dispatch_view(p.out);
+    CHECK(view.dispatch_view());
+    CHECK(view == p.out);  // the same session
+    CHECK_FALSE(p.out.dispatch_view());
+    CHECK(view.chunks().size() == 1);  // raw, no wait
+    Access::publish(p.out, Access::raw_chunks(p.out).append(tool_feedback_chunk("c", "t", "r")), std::nullopt);
+    CHECK(view.chunks().size() == 2);
+    CHECK_FALSE(view.usage().has_value());
+    CHECK_NOTHROW(view.synchronize());  // a no-op through the view
+    Session copy = view;                // copies stay views
+    CHECK(copy.dispatch_view());
+    CHECK(p.out.pending());
+    auto on_runtime = [](Session v) -> asio::awaitable<std::size_t> { co_return v.chunks().size(); };
+    CHECK(async::block_on(on_runtime(view)) == 2);  // on an io thread too: no DeadlockError
+    p.finish();
+    CHECK(p.out.chunks().size() == 2);
 }
 
-TEST_CASE("appending to a pending session is refused") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
-    CHECK_THROWS_WITH_AS(out.append_chunk(user_text_chunk("x")),
-                         doctest::Contains("lazy materialization"), SessionError);
-    lazy.set_value(two_rows());
-    out.synchronize();
-    CHECK(out.append_chunk(user_text_chunk("x")) == 2);
+TEST_CASE("appending to, or setting the usage of, a pending session is refused") {
+    auto p = pending_out();
+    CHECK_THROWS_WITH_AS(p.out.append_chunk(user_text_chunk("x")), doctest::Contains("lazy materialization"),
+                         SessionError);
+    CHECK_THROWS_AS(p.out.set_usage(TokenUsage{.total_tokens = 1}), SessionError);
+    p.finish();
+    p.out.synchronize();
+    CHECK(p.out.append_chunk(user_text_chunk("x")) == 2);
+    p.out.set_usage(TokenUsage{.total_tokens = 9});
+    CHECK(p.out.usage()->total_tokens == 9);
 }
 
 TEST_CASE("fork of a pending session waits for it") {
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
-    std::thread producer([lazy]() mutable {
+    auto p = pending_out();
+    std::thread producer([p] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        lazy.set_value(two_rows());
+        p.finish();
     });
-    Session f = out.fork();
+    Session f = p.out.fork();
     producer.join();
     CHECK(f.chunks().size() == 2);
-    CHECK(f.parent_session_ids() == std::vector<std::string>{out.id()});
+    CHECK(f.parent_session_ids() == std::vector<std::string>{p.out.id()});
 }
 
 TEST_CASE("a runtime produced session is read by a tool mid flight and by the caller at the end") {
     auto& rt = async::Runtime::default_runtime();
     // The shape of the agent loop: the session exists before the loop runs; the loop
-    // publishes rows raw and a tool on the blocking pool reads its own session.
-    auto out_holder = std::make_shared<std::optional<Session>>();
-    auto started = std::make_shared<async::Lazy<void>>();
-    auto loop = [](std::shared_ptr<std::optional<Session>> holder, std::shared_ptr<async::Lazy<void>> go)
-        -> asio::awaitable<MaterializedSession> {
-        co_await go->async_get();
-        Session out = **holder;
-        out.set_raw_chunks(out.raw_chunks().append(
-            assistant_turn_chunk({{.id = "c1", .name = "peek", .arguments = "{}"}}, std::nullopt)));
-        auto tool_body = [out] {
-            ToolDispatchScope tool;  // what the loop does around every tool body
-            return out.chunks().size();
-        };
+    // publishes rows and a tool on the blocking pool reads its own session through the
+    // view it was given.
+    auto p = pending_out();
+    auto loop = [](Pending p) -> asio::awaitable<void> {
+        Session out = p.out;
+        Access::publish(out,
+                        Access::raw_chunks(out).append(
+                            assistant_turn_chunk({{.id = "c1", .name = "peek", .arguments = "{}"}}, std::nullopt)),
+                        std::nullopt);
+        Session view = Access::dispatch_view(out);
+        auto tool_body = [view] { return view.chunks().size(); };
         // A named callable, not a lambda temporary inside the co_await (GCC 12).
         std::size_t seen_by_tool = co_await async::Runtime::async_blocking(
             async::Runtime::default_runtime().blocking_executor(), std::move(tool_body));
-        out.set_raw_chunks(out.raw_chunks().append(tool_feedback_chunk("c1", "peek", std::to_string(seen_by_tool))));
+        Access::publish(out,
+                        Access::raw_chunks(out).append(tool_feedback_chunk("c1", "peek", std::to_string(seen_by_tool))),
+                        std::nullopt);
         co_await sleep_ms(5);
-        out.set_raw_chunks(out.raw_chunks().append(assistant_turn_chunk({}, std::string("done"))));
-        MaterializedSession result;
-        result.chunks = out.raw_chunks();
-        result.usage = TokenUsage{.prompt_tokens = 1, .completion_tokens = 1, .total_tokens = 2};
-        co_return result;
+        Access::publish(out, Access::raw_chunks(out).append(assistant_turn_chunk({}, std::string("done"))),
+                        TokenUsage{.prompt_tokens = 1, .completion_tokens = 1, .total_tokens = 2});
+        async::Lazy<void>(p.done).set_value();
     };
-    auto lazy = rt.submit(loop(out_holder, started));
-    Session out = pending_out(lazy);
-    *out_holder = out;
-    started->set_value();
-    ChunkTable t = out.chunks();
+    rt.submit_into(loop(p), p.done);
+    ChunkTable t = p.out.chunks();
     REQUIRE(t.size() == 4);
     CHECK(t[2]->payload().at("content") == "2");  // the tool saw user + assistant rows
-    CHECK(out.text() == "done");
-    out_holder->reset();
+    CHECK(p.out.text() == "done");
 }
 
 TEST_CASE("reading an unfinished session on a runtime thread throws instead of deadlocking") {
     auto& rt = async::Runtime::default_runtime();
-    async::Lazy<MaterializedSession> lazy;
-    Session out = pending_out(lazy);
+    auto p = pending_out();
+    Session out = p.out;
     auto probe = [](Session s) -> asio::awaitable<std::string> {
         try {
             (void)s.chunks();
@@ -264,7 +272,7 @@ TEST_CASE("reading an unfinished session on a runtime thread throws instead of d
     CHECK(out.pending());
     auto reader = [](Session s) -> asio::awaitable<std::size_t> { co_return (co_await s.async_chunks()).size(); };
     auto n = rt.submit(reader(out));
-    lazy.set_value(two_rows());
+    p.finish();
     CHECK(n.get() == 2);
     CHECK_FALSE(out.pending());
 }

@@ -163,7 +163,7 @@ TEST_CASE("a JSONL row has the spec keys and values") {
     Session a = create_user_session("a");
     Session f = a.fork();
     f.add_lineage_extra("trace", "demo");
-    f.set_raw_usage(TokenUsage{.prompt_tokens = 1, .completion_tokens = 2, .total_tokens = 3});
+    f.set_usage(TokenUsage{.prompt_tokens = 1, .completion_tokens = 2, .total_tokens = 3});
     std::string line = export_jsonl_string({f});
     CHECK(line == "{\"id\": \"" + f.id() + "\", \"parent_session_ids\": [\"" + a.id() +
                       "\"], \"lineage_operator\": \"Session.fork\", \"lineage_kind\": \"op_fork\", \"lineage_extras\": "

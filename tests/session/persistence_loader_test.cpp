@@ -74,7 +74,7 @@ TEST_CASE("a written session loads back equal in rows usage and lineage") {
     s.append_chunk(assistant_turn_chunk({}, std::string("done \xE2\x9C\x93")));
     s.add_lineage_extra("loop.truncated", true);
     s.add_lineage_extra("score", 0.5);
-    s.set_raw_usage(TokenUsage{.prompt_tokens = 100, .completion_tokens = 20, .total_tokens = 120});
+    s.set_usage(TokenUsage{.prompt_tokens = 100, .completion_tokens = 20, .total_tokens = 120});
     persist(s, true, "7d0c7f1e-1111-4222-8333-444455556666");
 
     PersistedSession p = load_session(s.id());

@@ -96,7 +96,7 @@ TEST_CASE("the header is written at construction to the partial file only") {
 TEST_CASE("close writes the trailer and renames the partial to the final file") {
     session_test::TempHome home;
     Session s = Session::from_user_message("hi");
-    s.set_raw_usage(TokenUsage{.prompt_tokens = 5, .completion_tokens = 6, .total_tokens = 11});
+    s.set_usage(TokenUsage{.prompt_tokens = 5, .completion_tokens = 6, .total_tokens = 11});
     SessionWriter w(s);
     auto size0 = fs::file_size(w.partial_path());
     w.write_chunk(0, *s.chunks()[0]);

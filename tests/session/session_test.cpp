@@ -76,7 +76,7 @@ TEST_CASE("create_user_session stamps a leaf with its own operator") {
 
 TEST_CASE("fork shares the rows and records its parent") {
     Session a = create_user_session("hi");
-    a.set_raw_usage(usage(1, 2));
+    a.set_usage(usage(1, 2));
     Session f = a.fork();
     CHECK(f.id() != a.id());
     CHECK(f.chunks().same_as(a.chunks()));
@@ -111,8 +111,8 @@ TEST_CASE("appending to a fork leaves the parent unchanged") {
 TEST_CASE("merge concatenates rows sums usage and records both parents") {
     Session a = create_user_session("a");
     Session b = create_user_session("b");
-    a.set_raw_usage(usage(10, 5));
-    b.set_raw_usage(usage(1, 1));
+    a.set_usage(usage(10, 5));
+    b.set_usage(usage(1, 1));
     Session m = a.merge(b);
     REQUIRE(m.chunks().size() == 2);
     CHECK(m.chunks()[0]->payload().at("content") == "a");
@@ -130,7 +130,7 @@ TEST_CASE("merge usage is null safe") {
     Session a = create_user_session("a");
     Session b = create_user_session("b");
     CHECK_FALSE(a.merge(b).usage().has_value());
-    b.set_raw_usage(usage(3, 4));
+    b.set_usage(usage(3, 4));
     CHECK(a.merge(b).usage() == b.usage());
     CHECK(b.merge(a).usage() == b.usage());
 }

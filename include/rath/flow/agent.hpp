@@ -24,8 +24,8 @@ namespace rath::flow {
 
 struct AgentOptions {
     // The loop every run of the agent runs with. Its provider is the agent's param
-    // (agent()->provider, rebound by to()); with neither a provider model nor `model`
-    // the constructor throws.
+    // (agent()->provider, rebound by to()); with neither a provider (any field set) nor
+    // `model` the constructor throws.
     LoopOptions loop{};
     std::optional<std::string> model{};  // fills the provider's model when unset
     std::string description{};           // what the Selector reads
@@ -38,8 +38,7 @@ struct AgentOptions {
 
 class AgentImpl : public Workflow {
 public:
-    // Throws std::invalid_argument without a model (neither options.loop.provider.model
-    // nor options.model).
+    // Throws std::invalid_argument with neither a provider nor a model.
     explicit AgentImpl(std::string system_prompt, AgentOptions options = {});
 
     Session forward(Session input) override;
