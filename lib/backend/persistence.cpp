@@ -1,7 +1,6 @@
 #include <rath/backend/persistence.hpp>
 #include <rath/backend/registry.hpp>
 #include <rath/config/paths.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include "lib/backend/process.hpp"
 #include "lib/core/json_write.hpp"
@@ -137,9 +136,9 @@ void pretty(std::string& out, const json::value& v, int depth) {
 
 std::mutex& path_lock(const fs::path& p) {
     static std::mutex mu;
-    static async::detail::Immortal<std::map<std::string, std::unique_ptr<std::mutex>>> locks;
+    static std::map<std::string, std::unique_ptr<std::mutex>> locks;
     std::lock_guard lk(mu);
-    auto& m = (*locks)[p.string()];
+    auto& m = locks[p.string()];
     if (!m) m = std::make_unique<std::mutex>();
     return *m;
 }

@@ -1,5 +1,4 @@
 #include <rath/backend/registry.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 
@@ -24,8 +23,8 @@ struct Registry {
 };
 
 Registry& reg() {
-    static async::detail::Immortal<Registry> r;
-    return *r;
+    static Registry r;
+    return r;
 }
 
 Entry& find_locked(Registry& r, std::string_view name) {

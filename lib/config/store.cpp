@@ -1,5 +1,4 @@
 #include <rath/config/store.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include <rath/llm/log.hpp>
 
@@ -347,8 +346,8 @@ std::mutex& cache_mu() {
     return m;
 }
 std::map<std::string, std::pair<Stamp, std::shared_ptr<ConfigStore>>>& cache() {
-    static async::detail::Immortal<std::map<std::string, std::pair<Stamp, std::shared_ptr<ConfigStore>>>> c;
-    return *c;
+    static std::map<std::string, std::pair<Stamp, std::shared_ptr<ConfigStore>>> c;
+    return c;
 }
 
 void warn_permissions_once(const fs::path& p) {
@@ -356,10 +355,10 @@ void warn_permissions_once(const fs::path& p) {
     if (::stat(p.c_str(), &st) != 0) return;
     if ((st.st_mode & 077) == 0) return;
     static std::mutex m;
-    static async::detail::Immortal<std::set<std::string>> warned;
+    static std::set<std::string> warned;
     {
         std::lock_guard lk(m);
-        if (!warned->insert(p.string()).second) return;
+        if (!warned.insert(p.string()).second) return;
     }
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", unsigned(st.st_mode & 0777));

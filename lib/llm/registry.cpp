@@ -1,5 +1,4 @@
 #include <rath/llm/registry.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include <rath/llm/anthropic_client.hpp>
 #include <rath/llm/credentials.hpp>
@@ -17,8 +16,8 @@ std::mutex& mu() {
     return m;
 }
 std::map<std::string, ChatClientFactory>& table() {
-    static async::detail::Immortal<std::map<std::string, ChatClientFactory>> t;
-    return *t;
+    static std::map<std::string, ChatClientFactory> t;
+    return t;
 }
 
 std::shared_ptr<ChatClient> make_atlascloud(const Provider& p, const ChatClientOptions& o) {

@@ -10,7 +10,6 @@
 // so readers need no lock.
 #include <rath/session/chunk_table.hpp>
 #include <rath/session/error.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include <array>
 #include <atomic>
@@ -138,9 +137,9 @@ struct ChunkTableImpl {
 
 namespace {
 const std::shared_ptr<const detail::ChunkTableImpl>& empty_impl() {
-    static const async::detail::Immortal<std::shared_ptr<const detail::ChunkTableImpl>> e(
+    static const std::shared_ptr<const detail::ChunkTableImpl> e(
         std::make_shared<const detail::ChunkTableImpl>());
-    return *e;
+    return e;
 }
 }  // namespace
 

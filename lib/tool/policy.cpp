@@ -1,7 +1,6 @@
 #include <rath/session.hpp>
 #include <rath/tool/error.hpp>
 #include <rath/tool/policy.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 #include "lib/tool/json_text.hpp"
@@ -93,8 +92,8 @@ struct Attachments {
 };
 
 Attachments& attachments() {
-    static async::detail::Immortal<Attachments> a;
-    return *a;
+    static Attachments a;
+    return a;
 }
 
 }  // namespace

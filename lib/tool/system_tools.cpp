@@ -1,7 +1,6 @@
 #include <rath/session.hpp>
 #include <rath/tool/session_calls.hpp>
 #include <rath/tool/system_tools.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyrepr.hpp"
 #include "lib/tool/json_text.hpp"
@@ -69,7 +68,9 @@ public:
                      R"({"type":"object","properties":{"cmd":{"type":"string","description":"Shell command string"}},"required":["cmd"],"additionalProperties":false})",
                      false) {}
     ResourceKey resource_key(const json::object&) const override { return {"exec"}; }
-    std::string lane_group() const override { return "builtin:run_shell_command"; }
+    // One lane with run_code: a command and a code run never overlap in one sandbox
+    // (the baseline's distinct keys let them, session.md §2.4).
+    std::string lane_group() const override { return "builtin:exec"; }
 
 protected:
     rb::Payload payload(const json::object& args) const override {
@@ -146,7 +147,7 @@ public:
                      R"({"type":"object","properties":{"code":{"type":"string"},"language":{"type":"string","description":"Interpreter language","default":"python"},"timeout":{"type":["number","null"],"description":"Optional timeout in seconds"}},"required":["code"],"additionalProperties":false})",
                      false) {}
     ResourceKey resource_key(const json::object&) const override { return {"code"}; }
-    std::string lane_group() const override { return "builtin:run_code"; }
+    std::string lane_group() const override { return "builtin:exec"; }  // shared with run_shell_command
 
 protected:
     rb::Payload payload(const json::object& args) const override {
@@ -177,7 +178,7 @@ protected:
 }  // namespace
 
 const ToolTable& global_system_tools() {
-    static const async::detail::Immortal<ToolTable> table([] {
+    static const ToolTable table([] {
         ToolTable t;
         t.add(std::make_shared<RunShellCommand>());
         t.add(std::make_shared<ReadWorkspaceFile>());
@@ -187,7 +188,7 @@ const ToolTable& global_system_tools() {
         t.add(std::make_shared<RunCode>());
         return t;
     }());
-    return *table;
+    return table;
 }
 
 }  // namespace rath::tool

@@ -27,6 +27,79 @@ std::vector<StreamDelta> map_events(std::initializer_list<std::pair<std::string,
     return out;
 }
 std::vector<StreamDelta> map_chunk(const std::string& data) { return map_events({{"", data}}); }
+
+// The body the builder wrote, parsed back.
+json::object body_of(const ChatRequest& r, const std::string& model, bool stream,
+                     rath::llm::detail::TransportExtras* t = nullptr) {
+    return json::parse(openai::build_chat_body(r, model, stream, t).text()).as_object();
+}
+
+// The oracle for the builder's bytes: the body of §4.2 as a Boost.JSON object (head,
+// tools, named fields in order, extras merged last, stream flags), serialized.
+std::string reference_body(const ChatRequest& r, const std::string& model, bool stream) {
+    json::object body;
+    body["model"] = model;
+    json::array msgs;
+    for (const auto& m : r.messages) {
+        json::object o;
+        o["role"] = m.role;
+        if (m.content) o["content"] = *m.content;
+        if (m.name) o["name"] = *m.name;
+        if (m.tool_call_id) o["tool_call_id"] = *m.tool_call_id;
+        if (m.tool_calls) {
+            json::array calls;
+            for (const auto& c : *m.tool_calls) calls.emplace_back(c);
+            o["tool_calls"] = std::move(calls);
+        }
+        msgs.emplace_back(std::move(o));
+    }
+    body["messages"] = std::move(msgs);
+    if (r.tools) {
+        json::array tools;
+        for (const auto& t : r.tools->tools()) {
+            json::object fn;
+            fn["name"] = t.name;
+            json::value params = t.parameters;
+            openai::strip_additional_properties(params);
+            fn["parameters"] = std::move(params);
+            if (t.description) fn["description"] = *t.description;
+            if (t.strict) fn["strict"] = *t.strict;
+            tools.emplace_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
+        }
+        body["tools"] = std::move(tools);
+    }
+    if (r.tool_choice) body["tool_choice"] = *r.tool_choice;
+    if (r.parallel_tool_calls) body["parallel_tool_calls"] = *r.parallel_tool_calls;
+    if (r.response_format) body["response_format"] = *r.response_format;
+    if (r.temperature) body["temperature"] = *r.temperature;
+    if (r.top_p) body["top_p"] = *r.top_p;
+    if (r.max_completion_tokens) body["max_completion_tokens"] = *r.max_completion_tokens;
+    if (r.max_tokens) body["max_tokens"] = *r.max_tokens;
+    if (r.stop) {
+        if (auto* one = std::get_if<std::string>(&*r.stop))
+            body["stop"] = *one;
+        else
+            body["stop"] = json::value_from(std::get<std::vector<std::string>>(*r.stop));
+    }
+    if (r.n) body["n"] = *r.n;
+    if (r.seed) body["seed"] = *r.seed;
+    if (r.frequency_penalty) body["frequency_penalty"] = *r.frequency_penalty;
+    if (r.presence_penalty) body["presence_penalty"] = *r.presence_penalty;
+    if (r.logit_bias) body["logit_bias"] = *r.logit_bias;
+    if (r.logprobs) body["logprobs"] = *r.logprobs;
+    if (r.top_logprobs) body["top_logprobs"] = *r.top_logprobs;
+    if (r.reasoning_effort) body["reasoning_effort"] = *r.reasoning_effort;
+    if (r.verbosity) body["verbosity"] = *r.verbosity;
+    if (r.metadata) body["metadata"] = *r.metadata;
+    if (r.user) body["user"] = *r.user;
+    if (r.store) body["store"] = *r.store;
+    if (r.service_tier) body["service_tier"] = *r.service_tier;
+    for (const auto& kv : r.extra_create_args)
+        if (kv.key() != "stream") body[kv.key()] = kv.value();
+    body["stream"] = stream;
+    if (stream && !r.extra_create_args.contains("stream_options")) body["stream_options"] = json::object{{"include_usage", true}};
+    return json::serialize(body);
+}
 }  // namespace
 
 TEST_CASE("request body matches the spec example with one tool") {
@@ -35,7 +108,7 @@ TEST_CASE("request body matches the spec example with one tool") {
                                                       .parameters = json::parse(R"({"type":"object","properties":{"a":{"type":"integer"}}})").as_object(),
                                                       .description = "sum"}},
                   .tool_choice = json::value("auto")};
-    auto body = openai::build_chat_body(r, "gpt-x", false);
+    auto body = body_of(r, "gpt-x", false);
     auto want = json::parse(R"({"model":"gpt-x","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],
  "tools":[{"type":"function","function":{"name":"add","parameters":{"type":"object",
  "properties":{"a":{"type":"integer"}}},"description":"sum"}}],"tool_choice":"auto","stream":false})");
@@ -45,7 +118,7 @@ TEST_CASE("request body matches the spec example with one tool") {
 
 TEST_CASE("request body omits unset fields and sends falsy values that are set") {
     ChatRequest r{.messages = {Message::user("q")}, .temperature = 0.0, .seed = 0, .user = "", .store = false};
-    auto body = openai::build_chat_body(r, "m", false);
+    auto body = body_of(r, "m", false);
     CHECK(body.at("temperature").to_number<double>() == 0.0);
     CHECK(body.at("seed").as_int64() == 0);
     CHECK(body.at("store").as_bool() == false);
@@ -79,7 +152,7 @@ TEST_CASE("sampling fields are emitted in the documented order") {
                   .user = "u",
                   .store = true,
                   .service_tier = "auto"};
-    auto body = openai::build_chat_body(r, "m", false);
+    auto body = body_of(r, "m", false);
     CHECK(keys(body) == std::vector<std::string>{"model", "messages", "tool_choice", "parallel_tool_calls",
                                                  "response_format", "temperature", "top_p", "max_completion_tokens",
                                                  "max_tokens", "stop", "n", "seed", "frequency_penalty",
@@ -93,7 +166,7 @@ TEST_CASE("messages carry only the keys that are set and tool calls verbatim") {
     json::object call = json::parse(R"({"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}})").as_object();
     ChatRequest r{.messages = {Message{.role = "assistant", .tool_calls = std::vector<json::object>{call}},
                                Message::tool_result("c1", "ok"), Message{.role = "user", .content = "x", .name = "bob"}}};
-    auto body = openai::build_chat_body(r, "m", false);
+    auto body = body_of(r, "m", false);
     const auto& msgs = body.at("messages").as_array();
     CHECK(msgs[0] == json::parse(R"({"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]})"));
     CHECK(msgs[1] == json::parse(R"({"role":"tool","content":"ok","tool_call_id":"c1"})"));
@@ -106,12 +179,12 @@ TEST_CASE("additionalProperties is stripped at every depth and an empty tools li
         "list":{"type":"array","items":[{"type":"object","additionalProperties":true}]}}})").as_object();
     ChatRequest r{.messages = {Message::user("q")},
                   .tools = std::vector<FunctionTool>{{.name = "f", .parameters = params, .strict = true}}};
-    auto body = openai::build_chat_body(r, "m", false);
+    auto body = body_of(r, "m", false);
     auto fn = body.at("tools").at(0).at("function");
     CHECK(fn.at("parameters") == json::parse(R"({"type":"object","properties":{"list":{"type":"array","items":[{"type":"object"}]}}})"));
     CHECK(fn.at("strict").as_bool());
     ChatRequest empty{.messages = {Message::user("q")}, .tools = std::vector<FunctionTool>{}};
-    CHECK(openai::build_chat_body(empty, "m", false).at("tools").as_array().empty());
+    CHECK(body_of(empty, "m", false).at("tools").as_array().empty());
 }
 
 TEST_CASE("extra_create_args win over named fields and transport keys are split off") {
@@ -120,7 +193,7 @@ TEST_CASE("extra_create_args win over named fields and transport keys are split 
                   .extra_create_args = json::parse(R"({"temperature":0.9,"custom":1,"stream":false,
                       "extra_body":{"top_k":5},"extra_headers":{"X-Test":"1"},"extra_query":{"a":"b c"},"timeout":12.5})").as_object()};
     rath::llm::detail::TransportExtras t;
-    auto body = openai::build_chat_body(r, "m", false, &t);
+    auto body = body_of(r, "m", false, &t);
     CHECK(body.at("temperature").to_number<double>() == doctest::Approx(0.9));
     CHECK(body.at("custom").as_int64() == 1);
     CHECK(body.at("top_k").as_int64() == 5);
@@ -138,16 +211,16 @@ TEST_CASE("stream true in extras is rejected for a non-streaming body") {
     ChatRequest r{.messages = {Message::user("q")}, .extra_create_args = json::object{{"stream", true}}};
     CHECK_THROWS_AS(openai::build_chat_body(r, "m", false), rath::ProviderConfigError);
     CHECK_THROWS_WITH(openai::build_chat_body(r, "m", false), doctest::Contains("stream=True is not supported here"));
-    CHECK(openai::build_chat_body(r, "m", true).at("stream").as_bool());
+    CHECK(body_of(r, "m", true).at("stream").as_bool());
 }
 
 TEST_CASE("streaming bodies ask for usage unless stream_options was given") {
     ChatRequest r{.messages = {Message::user("q")}};
-    auto body = openai::build_chat_body(r, "m", true);
+    auto body = body_of(r, "m", true);
     CHECK(body.at("stream").as_bool());
     CHECK(body.at("stream_options") == json::parse(R"({"include_usage":true})"));
     r.extra_create_args = json::object{{"stream_options", nullptr}};
-    auto body2 = openai::build_chat_body(r, "m", true);
+    auto body2 = body_of(r, "m", true);
     CHECK(body2.at("stream_options").is_null());
 }
 
@@ -327,7 +400,7 @@ TEST_CASE("undecodable chunk data is a typed format error") {
     CHECK_THROWS_AS(m.on_event("", "{not json", [](StreamDelta) {}), rath::ResponseFormatError);
 }
 
-TEST_CASE("the body in parts is byte for byte the serialized body object") {
+TEST_CASE("the body is byte for byte what Boost.JSON serializes for the body object") {
     auto params = json::parse(R"({"type":"object","properties":{"t":{"type":"string"}},"additionalProperties":false})").as_object();
     ToolList tools(std::vector<FunctionTool>{{.name = "wc", .parameters = params, .description = "count"},
                                              {.name = "zz", .parameters = {}, .strict = true}});
@@ -377,23 +450,16 @@ TEST_CASE("the body in parts is byte for byte the serialized body object") {
     // An extra arg that replaces a head key falls back to one merged object.
     cases.push_back({.messages = {Message::user("q")}, .tools = tools,
                      .extra_create_args = {{"model", "override"}, {"tools", json::array{}}, {"foo", 1}}});
-    for (bool stream : {false, true}) {
-        for (const auto& r : cases) {
-            auto whole = json::serialize(openai::build_chat_body(r, "m", stream));
-            auto parts = openai::build_chat_body_parts(r, "m", stream);
-            std::string joined = parts.head;
-            for (const auto& p : parts.parts) joined += *p;
-            CHECK(joined == whole);
-        }
-    }
+    for (bool stream : {false, true})
+        for (const auto& r : cases) CHECK(openai::build_chat_body(r, "m", stream).text() == reference_body(r, "m", stream));
 }
 
 TEST_CASE("requests that share a tool list share its encoding") {
     ToolList tools(std::vector<FunctionTool>{{.name = "a", .parameters = json::object{{"type", "object"}}}});
     ChatRequest r1{.messages = {Message::user("1")}, .tools = tools};
     ChatRequest r2{.messages = {Message::user("2")}, .tools = tools};
-    auto p1 = openai::build_chat_body_parts(r1, "m", false);
-    auto p2 = openai::build_chat_body_parts(r2, "m", false);
+    auto p1 = openai::build_chat_body(r1, "m", false);
+    auto p2 = openai::build_chat_body(r2, "m", false);
     REQUIRE(p1.parts.size() == 2);
     REQUIRE(p2.parts.size() == 2);
     CHECK(p1.parts[0].get() == p2.parts[0].get());  // one string, not a copy per request
@@ -404,10 +470,10 @@ TEST_CASE("requests with the same settings share one tail string and other setti
     ChatRequest r1{.messages = {Message::user("1")}, .tool_choice = json::value("auto")};
     ChatRequest r2{.messages = {Message::user("2")}, .tool_choice = json::value("auto")};
     ChatRequest r3{.messages = {Message::user("3")}, .seed = 7};
-    auto p1 = openai::build_chat_body_parts(r1, "m", false);
-    auto p2 = openai::build_chat_body_parts(r2, "m", false);
-    auto p3 = openai::build_chat_body_parts(r3, "m", false);
-    auto p4 = openai::build_chat_body_parts(r1, "m", true);
+    auto p1 = openai::build_chat_body(r1, "m", false);
+    auto p2 = openai::build_chat_body(r2, "m", false);
+    auto p3 = openai::build_chat_body(r3, "m", false);
+    auto p4 = openai::build_chat_body(r1, "m", true);
     REQUIRE(p1.parts.size() == 1);
     CHECK(p1.parts[0].get() == p2.parts[0].get());
     CHECK(*p1.parts[0] == R"(,"tool_choice":"auto","stream":false})");
@@ -416,7 +482,7 @@ TEST_CASE("requests with the same settings share one tail string and other setti
     // Many different tails in a row: each request still gets its own bytes.
     for (int i = 0; i < 20; ++i) {
         ChatRequest r{.messages = {Message::user("x")}, .max_tokens = i + 1};
-        auto p = openai::build_chat_body_parts(r, "m", false);
+        auto p = openai::build_chat_body(r, "m", false);
         CHECK(*p.parts[0] == R"(,"max_tokens":)" + std::to_string(i + 1) + R"(,"stream":false})");
     }
     CHECK(*p1.parts[0] == R"(,"tool_choice":"auto","stream":false})");  // a shared tail never changes

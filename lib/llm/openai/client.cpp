@@ -126,7 +126,7 @@ std::string OpenAIChatClient::Impl::url_for(const std::string& model) const {
 
 namespace {
 net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::HeaderBlock>& preset,
-                              openai::ChatBodyParts body, detail::TransportExtras& extras) {
+                              openai::ChatBody body, detail::TransportExtras& extras) {
     net::HttpRequest req;
     req.method = "POST";
     req.url = std::move(url);
@@ -149,7 +149,7 @@ detail::PreparedCall OpenAIChatClient::Impl::prepare(const ChatRequest& request,
     detail::PreparedCall call;
     call.model = resolve_model(request);
     detail::TransportExtras extras;
-    openai::ChatBodyParts body = openai::build_chat_body_parts(request, call.model, stream, &extras);
+    openai::ChatBody body = openai::build_chat_body(request, call.model, stream, &extras);
     call.timeout_seconds = extras.timeout_seconds;
     call.request = make_request(url_for(call.model), stream ? sse_headers : json_headers, std::move(body), extras);
     return call;

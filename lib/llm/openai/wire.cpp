@@ -35,39 +35,10 @@ double finite(const char* name, double v) {
     return v;
 }
 
-json::value stop_value(const StopSequences& s) {
-    if (auto* one = std::get_if<std::string>(&s)) return json::string(*one);
-    json::array a;
-    for (const auto& x : std::get<std::vector<std::string>>(s)) a.emplace_back(json::string(x));
-    return a;
-}
 
 }  // namespace
 
 namespace {
-
-// {"model", "messages"}: the head of every body. `sp` is where its nodes live.
-json::object build_head(const ChatRequest& r, const std::string& model, json::storage_ptr sp = {}) {
-    json::object body(sp);
-    body["model"] = model;
-    json::array msgs(sp);
-    msgs.reserve(r.messages.size());
-    for (const auto& m : r.messages) {
-        json::object o(sp);
-        o["role"] = m.role;
-        if (m.content) o["content"] = *m.content;
-        if (m.name) o["name"] = *m.name;
-        if (m.tool_call_id) o["tool_call_id"] = *m.tool_call_id;
-        if (m.tool_calls) {
-            json::array calls(sp);
-            for (const auto& c : *m.tool_calls) calls.emplace_back(c);
-            o["tool_calls"] = std::move(calls);
-        }
-        msgs.emplace_back(std::move(o));
-    }
-    body["messages"] = std::move(msgs);
-    return body;
-}
 
 json::array build_tools(const std::vector<FunctionTool>& list) {
     json::array tools;
@@ -84,10 +55,8 @@ json::array build_tools(const std::vector<FunctionTool>& list) {
     return tools;
 }
 
-// Every key after "tools", the extra create args merged last (they win).
 // Every named tail field that is set, in body order, as visit(key, value); value is a
 // JSON value or object, a bool, an int64, a finite double, a string or the stop list.
-// The one list both tail writers below follow.
 template <class Visit>
 void visit_tail_fields(const ChatRequest& r, Visit&& visit) {
     if (r.tool_choice) visit("tool_choice", *r.tool_choice);
@@ -113,113 +82,168 @@ void visit_tail_fields(const ChatRequest& r, Visit&& visit) {
     if (r.service_tier) visit("service_tier", *r.service_tier);
 }
 
-json::object build_tail(const ChatRequest& r, bool stream, detail::TransportExtras* transport,
-                        json::storage_ptr sp = {}) {
-    json::object body(sp);
-    visit_tail_fields(r, [&body](std::string_view key, const auto& value) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, StopSequences>)
-            body[key] = stop_value(value);
-        else
-            body[key] = value;
-    });
+template <class T>
+void append_field_value(std::string& out, const T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+        out += value ? "true" : "false";
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        char buf[24];
+        out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+    } else if constexpr (std::is_same_v<T, double>) {
+        rath::detail::append_json_value(out, json::value(value));  // Boost.JSON's shortest form
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        append_json_string(out, value);
+    } else if constexpr (std::is_same_v<T, StopSequences>) {
+        if (auto* one = std::get_if<std::string>(&value)) {
+            append_json_string(out, *one);
+        } else {
+            out += '[';
+            bool first = true;
+            for (const auto& x : std::get<std::vector<std::string>>(value)) {
+                if (!first) out += ',';
+                first = false;
+                append_json_string(out, x);
+            }
+            out += ']';
+        }
+    } else {
+        rath::detail::append_json_value(out, value);  // json::value or json::object
+    }
+}
 
+void append_key(std::string& out, std::string_view key) {
+    out += ",\"";
+    out += key;
+    out += "\":";
+}
+
+// What the extra create args add to a body: every key of extra_create_args (without
+// "stream" and the transport keys), then those of extra_body; a later one replaces an
+// earlier one's value in place. A key the body already has is written at that key's
+// place; the others after the named fields, in this order (a JSON object's merge).
+struct Overrides {
+    std::vector<std::pair<std::string_view, const json::value*>> fields;
+    std::vector<bool> used;
+    bool user_stream_options = false;
+
+    const json::value* take(std::string_view key) {
+        for (std::size_t i = 0; i < fields.size(); ++i)
+            if (fields[i].first == key) {
+                used[i] = true;
+                return fields[i].second;
+            }
+        return nullptr;
+    }
+    void put(std::string_view key, const json::value* v) {
+        for (auto& f : fields)
+            if (f.first == key) {
+                f.second = v;
+                return;
+            }
+        fields.emplace_back(key, v);
+        used.push_back(false);
+    }
+};
+
+// The extras of `r` as overrides; `transport` receives the transport keys. The
+// overrides point into `r` and `extra_body`, which must outlive them.
+Overrides collect_overrides(const ChatRequest& r, bool stream, TransportExtras& transport) {
+    Overrides o;
+    if (r.extra_create_args.empty()) return o;
     json::object extras = r.extra_create_args;
     if (auto* s = extras.if_contains("stream")) {
         if (!stream && s->is_bool() && s->as_bool())
             throw ProviderConfigError("stream=True is not supported here; use the streaming call instead");
-        extras.erase("stream");
     }
-    TransportExtras t = take_transport_extras(extras);
-    const bool user_stream_options = extras.contains("stream_options") || t.body.contains("stream_options");
-    for (auto& kv : extras) body[kv.key()] = kv.value();
-    for (auto& kv : t.body) body[kv.key()] = kv.value();
-    body["stream"] = stream;
-    if (stream && !user_stream_options) body["stream_options"] = json::object({{"include_usage", true}}, sp);
-    if (transport) *transport = std::move(t);
-    return body;
+    transport = take_transport_extras(extras);
+    for (const auto& kv : r.extra_create_args) {
+        const std::string_view k = kv.key();
+        if (k == "stream" || !extras.contains(k)) continue;  // the stream flag and transport keys are not body keys
+        o.put(k, &kv.value());
+    }
+    for (const auto& kv : transport.body) o.put(kv.key(), &kv.value());
+    o.user_stream_options = extras.contains("stream_options") || transport.body.contains("stream_options");
+    return o;
 }
 
-// The tail as text when there are no extra create args (nothing to merge): the same
-// bytes as serialize(build_tail(...)) with its first character ',' instead of '{'. It is
-// written for every request, and an object per request was most of its cost.
-void write_tail(std::string& out, const ChatRequest& r, bool stream) {
-    visit_tail_fields(r, [&out](std::string_view key, const auto& value) {
-        using T = std::decay_t<decltype(value)>;
-        out += ",\"";
-        out += key;
-        out += "\":";
-        if constexpr (std::is_same_v<T, bool>) {
-            out += value ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, std::int64_t>) {
-            char buf[24];
-            out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
-        } else if constexpr (std::is_same_v<T, double>) {
-            rath::detail::append_json_value(out, json::value(value));  // Boost.JSON's shortest form
-        } else if constexpr (std::is_same_v<T, std::string>) {
-            append_json_string(out, value);
-        } else if constexpr (std::is_same_v<T, StopSequences>) {
-            if (auto* one = std::get_if<std::string>(&value)) {
-                append_json_string(out, *one);
-            } else {
-                out += '[';
-                bool first = true;
-                for (const auto& x : std::get<std::vector<std::string>>(value)) {
-                    if (!first) out += ',';
-                    first = false;
-                    append_json_string(out, x);
-                }
-                out += ']';
-            }
-        } else {
-            rath::detail::append_json_value(out, value);  // json::value or json::object
-        }
-    });
-    out += ",\"stream\":";
-    out += stream ? "true" : "false";
-    if (stream) out += ",\"stream_options\":{\"include_usage\":true}";
-    out += '}';
+// `"key":` then the override's value when there is one, else write(out).
+template <class Write>
+void append_field(std::string& out, std::string_view key, Overrides& o, Write&& write) {
+    append_key(out, key);
+    if (const json::value* v = o.take(key))
+        rath::detail::append_json_value(out, *v);
+    else
+        write(out);
 }
 
-// The head written as text, the same bytes as serialize(build_head(...)) without its
-// closing brace: the head is most of a body, and a json::object per message (then
-// serialized) was most of the cost of building one.
-void write_head(std::string& out, const ChatRequest& r, const std::string& model) {
+// {"model":…,"messages":[…] — the head of every body, most of its bytes.
+void write_head(std::string& out, const ChatRequest& r, const std::string& model, Overrides& o) {
     std::size_t size = 32 + model.size();
     for (const auto& m : r.messages)
         size += 64 + m.role.size() + (m.content ? m.content->size() : 0) + (m.name ? m.name->size() : 0) +
                 (m.tool_calls ? 256 * m.tool_calls->size() : 0);
     out.reserve(size);
     out += "{\"model\":";
-    append_json_string(out, model);
-    out += ",\"messages\":[";
-    bool first = true;
-    for (const auto& m : r.messages) {
-        out += first ? "{\"role\":" : ",{\"role\":";
-        first = false;
-        append_json_string(out, m.role);
-        if (m.content) {
-            out += ",\"content\":";
-            append_json_string(out, *m.content);
-        }
-        if (m.name) {
-            out += ",\"name\":";
-            append_json_string(out, *m.name);
-        }
-        if (m.tool_call_id) {
-            out += ",\"tool_call_id\":";
-            append_json_string(out, *m.tool_call_id);
-        }
-        if (m.tool_calls) {
-            out += ",\"tool_calls\":[";
-            for (std::size_t i = 0; i < m.tool_calls->size(); ++i) {
-                if (i) out += ',';
-                rath::detail::append_json_value(out, (*m.tool_calls)[i]);
+    if (const json::value* v = o.take("model"))
+        rath::detail::append_json_value(out, *v);
+    else
+        append_json_string(out, model);
+    append_field(out, "messages", o, [&](std::string& b) {
+        b += '[';
+        bool first = true;
+        for (const auto& m : r.messages) {
+            b += first ? "{\"role\":" : ",{\"role\":";
+            first = false;
+            append_json_string(b, m.role);
+            if (m.content) {
+                b += ",\"content\":";
+                append_json_string(b, *m.content);
             }
-            out += ']';
+            if (m.name) {
+                b += ",\"name\":";
+                append_json_string(b, *m.name);
+            }
+            if (m.tool_call_id) {
+                b += ",\"tool_call_id\":";
+                append_json_string(b, *m.tool_call_id);
+            }
+            if (m.tool_calls) {
+                b += ",\"tool_calls\":[";
+                for (std::size_t i = 0; i < m.tool_calls->size(); ++i) {
+                    if (i) b += ',';
+                    rath::detail::append_json_value(b, (*m.tool_calls)[i]);
+                }
+                b += ']';
+            }
+            b += '}';
         }
-        out += '}';
+        b += ']';
+    });
+}
+
+// Everything after the tools: the named fields, the extras, the stream flags, '}'.
+void write_tail(std::string& out, const ChatRequest& r, bool stream, Overrides& o) {
+    visit_tail_fields(r, [&](std::string_view key, const auto& value) {
+        append_field(out, key, o, [&](std::string& b) { append_field_value(b, value); });
+    });
+    bool stream_written = false;
+    for (std::size_t i = 0; i < o.fields.size(); ++i) {
+        if (o.used[i]) continue;
+        const auto& [key, value] = o.fields[i];
+        append_key(out, key);
+        if (key == "stream") {  // extra_body's "stream" keeps its place; its value is the call's
+            out += stream ? "true" : "false";
+            stream_written = true;
+        } else {
+            rath::detail::append_json_value(out, *value);
+        }
     }
-    out += ']';
+    if (!stream_written) {
+        out += ",\"stream\":";
+        out += stream ? "true" : "false";
+    }
+    if (stream && !o.user_stream_options) out += ",\"stream_options\":{\"include_usage\":true}";
+    out += '}';
 }
 
 // The tool list's OpenAI encoding, made once per list and shared by every request.
@@ -228,27 +252,6 @@ std::shared_ptr<const std::string> encoded_tools(const ToolList& tools) {
                                 [](const std::vector<FunctionTool>& list) { return json::serialize(build_tools(list)); });
 }
 
-bool overrides_head(const json::object& tail) {
-    return tail.contains("model") || tail.contains("messages") || tail.contains("tools");
-}
-
-// The rest of a whole body after the head: the tools, then every tail key (an extra
-// arg naming a head key replaces it in place).
-void complete_body(json::object& body, const ChatRequest& r, const json::object& tail) {
-    if (r.tools) body["tools"] = build_tools(r.tools->tools());
-    for (const auto& kv : tail) body[kv.key()] = kv.value();
-}
-
-}  // namespace
-
-json::object build_chat_body(const ChatRequest& r, const std::string& model, bool stream,
-                             detail::TransportExtras* transport) {
-    json::object body = build_head(r, model);
-    complete_body(body, r, build_tail(r, stream, transport));
-    return body;
-}
-
-namespace {
 // A body's tail (tool_choice, stream, sampling settings) is the same for nearly every
 // request a program sends, so the few most recent tails of this thread are kept and
 // shared: a request then points at one instead of holding its own copy while it waits.
@@ -264,51 +267,38 @@ std::shared_ptr<const std::string> shared_tail(const std::string& text) {
     recent.tails[recent.next++ % recent.tails.size()] = t;
     return t;
 }
+
 }  // namespace
 
-ChatBodyParts build_chat_body_parts(const ChatRequest& r, const std::string& model, bool stream,
-                                    detail::TransportExtras* transport) {
-    // Every node of the two objects lives in one arena, released at once: a body is
-    // built, serialized and dropped, so per-node heap allocations would be pure cost.
-    ChatBodyParts out;
+std::string ChatBody::text() const {
+    std::string all = head;
+    for (const auto& p : parts) all += *p;
+    return all;
+}
+
+ChatBody build_chat_body(const ChatRequest& r, const std::string& model, bool stream, TransportExtras* transport) {
+    TransportExtras t;
+    Overrides o = collect_overrides(r, stream, t);
+    ChatBody out;
     out.parts.reserve(2);
-    if (r.extra_create_args.empty()) {
-        // Nothing to merge: the whole body is written as text.
-        thread_local std::string tail;
-        tail.clear();
-        write_tail(tail, r, stream);
-        auto rest = shared_tail(tail);
-        if (transport) *transport = {};
-        write_head(out.head, r, model);
-        if (r.tools) {
-            out.head += ",\"tools\":";
-            out.parts.push_back(encoded_tools(*r.tools));
-        }
-        out.parts.push_back(std::move(rest));
-        return out;
-    }
-    unsigned char first_block[4096];
-    json::monotonic_resource arena(first_block, sizeof first_block);
-    json::storage_ptr sp(&arena);
-    json::object tail = build_tail(r, stream, transport, sp);
-    if (overrides_head(tail)) {
-        // An extra arg replaces a head key in place: let the object do the merge.
-        json::object head = build_head(r, model, sp);
-        complete_body(head, r, tail);
-        out.head = json::serialize(head);
-        return out;
-    }
-    // The same bytes as serialize(build_chat_body(...)) in three pieces: the head,
-    // the tool list's cached encoding (shared, never copied), and the tail.
-    write_head(out.head, r, model);
+    write_head(out.head, r, model, o);
     if (r.tools) {
-        out.head += ",\"tools\":";
-        out.parts.push_back(encoded_tools(*r.tools));
+        if (const json::value* v = o.take("tools")) {
+            append_key(out.head, "tools");
+            rath::detail::append_json_value(out.head, *v);
+        } else {
+            out.head += ",\"tools\":";
+            out.parts.push_back(encoded_tools(*r.tools));  // shared, never copied
+        }
     }
-    auto rest = std::make_shared<std::string>();
-    rath::detail::append_json_value(*rest, tail);  // never empty: "stream" is always there
-    rest->front() = ',';
-    out.parts.push_back(std::move(rest));
+    thread_local std::string tail;
+    tail.clear();
+    write_tail(tail, r, stream, o);
+    if (o.fields.empty())
+        out.parts.push_back(shared_tail(tail));
+    else
+        out.parts.push_back(std::make_shared<const std::string>(tail));
+    if (transport) *transport = std::move(t);
     return out;
 }
 

@@ -17,19 +17,21 @@
 
 namespace rath::llm::openai {
 
-// §4.2: model, messages, tools (additionalProperties stripped), sampling fields in
-// order, extras (transport keys moved into `transport`), then stream flags.
-// Throws ProviderConfigError for stream=true in a non-stream body and for NaN/inf.
-boost::json::object build_chat_body(const ChatRequest& request, const std::string& model, bool stream,
-                                    detail::TransportExtras* transport = nullptr);
-// serialize(build_chat_body(...)) as a head plus shared pieces (the ToolList's
-// cached encoding of the tools array, then the rest): concatenated they are the body.
-struct ChatBodyParts {
+// A request body as a head plus shared pieces: the ToolList's encoding of the tools
+// (made once per list), then the rest (shared between requests with equal settings).
+// Concatenated they are the body: what HttpRequest::body and body_parts send.
+struct ChatBody {
     std::string head;
     std::vector<std::shared_ptr<const std::string>> parts;
+    std::string text() const;  // head and parts joined (tests, logs)
 };
-ChatBodyParts build_chat_body_parts(const ChatRequest& request, const std::string& model, bool stream,
-                                    detail::TransportExtras* transport = nullptr);
+// §4.2: model, messages, tools (additionalProperties stripped), sampling fields in
+// order, the extra create args merged last (a key the body has is replaced in place;
+// transport keys go to `transport`), then the stream flags. Written as text, with the
+// bytes Boost.JSON would serialize for the same object. Throws ProviderConfigError for
+// stream=true in the extras of a non-stream body and for NaN/inf sampling values.
+ChatBody build_chat_body(const ChatRequest& request, const std::string& model, bool stream,
+                         detail::TransportExtras* transport = nullptr);
 
 // Removes every object key named "additionalProperties" at any depth.
 void strip_additional_properties(boost::json::value& v);

@@ -1,5 +1,4 @@
 #include <rath/session/persistence/records.hpp>
-#include <rath/async/detail/immortal.hpp>
 
 #include "lib/core/pyjson.hpp"
 
@@ -15,12 +14,12 @@ namespace {
 
 std::mutex g_mig_mu;
 std::map<int, RecordMigration>& header_migrations() {
-    static async::detail::Immortal<std::map<int, RecordMigration>> m;
-    return *m;
+    static std::map<int, RecordMigration> m;
+    return m;
 }
 std::map<int, RecordMigration>& chunk_migrations() {
-    static async::detail::Immortal<std::map<int, RecordMigration>> m;
-    return *m;
+    static std::map<int, RecordMigration> m;
+    return m;
 }
 
 void check_version(int v) {
