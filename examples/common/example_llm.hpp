@@ -29,7 +29,7 @@ inline Llm make_llm(const std::string& offline_script, const std::string& kind =
     if (key && *key && !(force_offline && *force_offline == '1')) {
         if (kind == "anthropic") {
             llm.provider.model = "claude-opus-4-7";
-            llm.provider.max_tokens = 256;
+            llm.provider.sampling.max_tokens = 256;
         }
         return llm;  // key, base URL and model come from the environment / config
     }

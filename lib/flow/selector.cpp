@@ -39,7 +39,7 @@ asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, 
     }
     menu += "\n\nReply with one index, or -1.";
     messages.push_back(llm::Message::user(menu));
-    provider.tool_choice.reset();
+    provider.sampling.tool_choice.reset();
     llm::ChatRequest req = make_chat_request(std::move(messages), std::nullopt, provider, "none");
     // Named locals, not temporaries or ?: around co_await: GCC 12 miscompiles both
     // (double destruction of temporaries across the suspension point).

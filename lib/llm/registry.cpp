@@ -41,7 +41,7 @@ std::shared_ptr<ChatClient> make_litellm(const Provider& p, const ChatClientOpti
     q.api_key = key.empty() ? std::string("sk-litellm-no-key") : key;
     std::string model = resolve_credential({p.model, env_value("LITELLM_MODEL")});
     if (!model.empty()) q.model = model;
-    if (!q.extra_create_args.contains("drop_params")) q.extra_create_args["drop_params"] = true;
+    if (!q.sampling.extra_create_args.contains("drop_params")) q.sampling.extra_create_args["drop_params"] = true;
     return std::make_shared<OpenAIChatClient>(std::move(q), o);
 }
 }  // namespace

@@ -30,7 +30,8 @@ llm::ChatRequest make_chat_request(std::vector<llm::Message> messages, std::opti
     req.messages = std::move(messages);
     req.tools = std::move(tools);
     provider.apply_to(req);
-    if (!req.tool_choice && default_tool_choice) req.tool_choice = boost::json::value(*default_tool_choice);
+    if (!req.sampling.tool_choice && default_tool_choice)
+        req.sampling.tool_choice = boost::json::value(*default_tool_choice);
     return req;
 }
 

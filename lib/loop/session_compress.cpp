@@ -57,7 +57,7 @@ asio::awaitable<void> compress_body(std::shared_ptr<CompressState> st) {
     messages.push_back(llm::Message::user(instruction));
 
     llm::Provider provider = opt.provider;
-    provider.tool_choice.reset();  // forced: tools are disabled
+    provider.sampling.tool_choice.reset();  // forced: tools are disabled
     llm::ChatRequest req = make_chat_request(std::move(messages), std::nullopt, provider, "none");
 
     llm::ChatResponse resp;

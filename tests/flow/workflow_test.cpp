@@ -109,17 +109,17 @@ TEST_CASE("an agent's next forward sees a provider field or tool changed after t
     for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("a" + std::to_string(i)));
     flow::Agent agent("x", {.loop = {.provider = s.provider, .client = s.client}});
     CHECK(agent(Session::from_user_message("1")).text() == std::optional<std::string>("a0"));
-    agent->agent()->provider.temperature = 0.25;  // a public field, changed in place
+    agent->agent()->provider.sampling.temperature = 0.25;  // a public field, changed in place
     CHECK(agent(Session::from_user_message("2")).text() == std::optional<std::string>("a1"));
     agent->register_tool(
         rath::tool::make_tool<loop_test::Empty>("extra_tool", "d", [](Session, loop_test::Empty) { return boost::json::value(1); }));
     CHECK(agent(Session::from_user_message("3")).text() == std::optional<std::string>("a2"));
-    agent->agent()->provider.extra_create_args["top_k"] = 3;
+    agent->agent()->provider.sampling.extra_create_args["top_k"] = 3;
     CHECK(agent(Session::from_user_message("4")).text() == std::optional<std::string>("a3"));
     auto reqs = s.client->requests();
     REQUIRE(reqs.size() == 4);
-    CHECK_FALSE(reqs[0].temperature);
-    CHECK(reqs[1].temperature == std::optional<double>(0.25));
+    CHECK_FALSE(reqs[0].sampling.temperature);
+    CHECK(reqs[1].sampling.temperature == std::optional<double>(0.25));
     auto has_tool = [](const rath::llm::ChatRequest& r, std::string_view name) {
         for (const auto& t : *r.tools)
             if (t.name == name) return true;
@@ -127,8 +127,8 @@ TEST_CASE("an agent's next forward sees a provider field or tool changed after t
     };
     CHECK_FALSE(has_tool(reqs[1], "extra_tool"));
     CHECK(has_tool(reqs[2], "extra_tool"));
-    CHECK(reqs[3].extra_create_args.contains("top_k"));
-    CHECK_FALSE(reqs[2].extra_create_args.contains("top_k"));
+    CHECK(reqs[3].sampling.extra_create_args.contains("top_k"));
+    CHECK_FALSE(reqs[2].sampling.extra_create_args.contains("top_k"));
 }
 
 TEST_CASE("agents with different prompts interleaved each send their own system message") {
@@ -163,7 +163,7 @@ TEST_CASE("an agent without a client builds one per provider setting, not one pe
     flow::Agent agent("x", {.loop = {.provider = p}});
     for (int i = 0; i < 3; ++i) CHECK(agent(Session::from_user_message("q")).text() == std::optional<std::string>("ok"));
     CHECK(built == 1);
-    agent->agent()->provider.temperature = 0.5;
+    agent->agent()->provider.sampling.temperature = 0.5;
     for (int i = 0; i < 2; ++i) CHECK(agent(Session::from_user_message("q")).text() == std::optional<std::string>("ok"));
     CHECK(built == 2);
     // A client that cannot be built is still reported when the output is read.
@@ -173,10 +173,10 @@ TEST_CASE("an agent without a client builds one per provider setting, not one pe
 }
 
 TEST_CASE("providers compare by their settings and never when a budget callback is set") {
-    rath::llm::Provider a{.model = "m", .temperature = 0.5};
+    rath::llm::Provider a{.model = "m", .sampling = {.temperature = 0.5}};
     rath::llm::Provider b = a;
     CHECK(rath::llm::same_settings(a, b));
-    b.stop = rath::llm::StopSequences(std::vector<std::string>{"x"});
+    b.sampling.stop = rath::llm::StopSequences(std::vector<std::string>{"x"});
     CHECK_FALSE(rath::llm::same_settings(a, b));
     b = a;
     b.retry_max_attempts = 2;
@@ -227,7 +227,7 @@ TEST_CASE("compress rewrites the transcript into one user row with only its own 
     auto req = s.client->requests().at(0);
     CHECK(req.messages.back().content == std::optional<std::string>(rath::default_compress_instruction));
     CHECK_FALSE(req.tools);
-    CHECK(req.tool_choice == boost::json::value("none"));
+    CHECK(req.sampling.tool_choice == boost::json::value("none"));
 }
 
 TEST_CASE("compress refuses tool calls and blank content") {
@@ -255,7 +255,7 @@ TEST_CASE("the selector routes to the chosen workflow and shows the numbered men
     auto req = s.client->requests().at(0);
     CHECK(req.messages.back().content ==
           std::optional<std::string>("Candidate workflows:\n0: billing\n1: tech support\n\nReply with one index, or -1."));
-    CHECK(req.tool_choice == boost::json::value("none"));
+    CHECK(req.sampling.tool_choice == boost::json::value("none"));
     CHECK(req.messages.front().content == std::optional<std::string>(flow::default_select_instruction));
 }
 
@@ -358,14 +358,14 @@ TEST_CASE("a user module registers holders and runs its agents in order") {
 TEST_CASE("clone of a Cloneable module makes new modules and params with the same values") {
     auto s = loop_test::scripted();
     Pipeline pipeline(s.provider, s.client);
-    pipeline->first->agent()->provider.temperature = 0.75;
+    pipeline->first->agent()->provider.sampling.temperature = 0.75;
     auto copy = std::dynamic_pointer_cast<PipelineImpl>(pipeline->clone());
     REQUIRE(copy);
     CHECK(copy->first.get() != pipeline->first.get());
     CHECK(copy->first->agent() != pipeline->first->agent());
-    CHECK(copy->first->agent()->provider.temperature == std::optional<double>(0.75));  // the value came along
-    copy->first->agent()->provider.temperature = 0.1;                                  // and is its own
-    CHECK(pipeline->first->agent()->provider.temperature == std::optional<double>(0.75));
+    CHECK(copy->first->agent()->provider.sampling.temperature == std::optional<double>(0.75));  // the value came along
+    copy->first->agent()->provider.sampling.temperature = 0.1;                                  // and is its own
+    CHECK(pipeline->first->agent()->provider.sampling.temperature == std::optional<double>(0.75));
     CHECK(copy->named_children().size() == 2);
 }
 

@@ -46,22 +46,18 @@ TEST_CASE("assistant text precedes tool_use and invalid stored arguments become 
 }
 
 TEST_CASE("max_tokens precedence treats zero as not given") {
-    ChatRequest r{.messages = {Message::user("q")}, .max_completion_tokens = 77, .max_tokens = 0};
+    ChatRequest r{.messages = {Message::user("q")}, .sampling = {.max_completion_tokens = 77, .max_tokens = 0}};
     CHECK(anthropic::build_messages_body(r, "m", false).at("max_tokens").as_int64() == 77);
-    r.max_tokens = 5;
+    r.sampling.max_tokens = 5;
     CHECK(anthropic::build_messages_body(r, "m", false).at("max_tokens").as_int64() == 5);
-    r.max_tokens = 0;
-    r.max_completion_tokens = 0;
+    r.sampling.max_tokens = 0;
+    r.sampling.max_completion_tokens = 0;
     CHECK(anthropic::build_messages_body(r, "m", false).at("max_tokens").as_int64() == 4096);
 }
 
 TEST_CASE("stop becomes a list and tools map to input_schema") {
     ChatRequest r{.messages = {Message::user("q")},
-                  .tools = std::vector<FunctionTool>{{.name = "t", .parameters = {}, .description = "d", .strict = true}},
-                  .temperature = 0.5,
-                  .stop = StopSequences{std::string("END")},
-                  .metadata = json::object{{"user_id", "u"}},
-                  .extra_create_args = json::object{{"stream", true}, {"top_k", 3}}};
+                  .tools = std::vector<FunctionTool>{{.name = "t", .parameters = {}, .description = "d", .strict = true}}, .sampling = {.temperature = 0.5, .stop = StopSequences{std::string("END")}, .metadata = json::object{{"user_id", "u"}}, .extra_create_args = json::object{{"stream", true}, {"top_k", 3}}}};
     auto body = anthropic::build_messages_body(r, "m", false);
     CHECK(body.at("stop_sequences") == json::parse(R"(["END"])"));
     CHECK(body.at("tools") == json::parse(R"([{"name":"t","input_schema":{"type":"object","properties":{}},"description":"d"}])"));
@@ -73,7 +69,7 @@ TEST_CASE("stop becomes a list and tools map to input_schema") {
 
 TEST_CASE("tool_choice follows the mapping table") {
     auto tc = [](json::value v) {
-        ChatRequest r{.messages = {Message::user("q")}, .tool_choice = std::move(v)};
+        ChatRequest r{.messages = {Message::user("q")}, .sampling = {.tool_choice = std::move(v)}};
         auto b = anthropic::build_messages_body(r, "m", false);
         return b.contains("tool_choice") ? b.at("tool_choice") : json::value("(omitted)");
     };

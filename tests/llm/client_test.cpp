@@ -191,7 +191,7 @@ TEST_CASE("extra_headers override the client's constant headers and organization
     OpenAIChatClient c(Provider{.base_url = server.url("/v1"), .api_key = secret_key, .model = "m"}, f.options());
     c.complete(hello());
     ChatRequest custom = hello();
-    custom.extra_create_args = json::parse(R"({"extra_headers":{"accept":"application/x-test","X-Trace":"t"}})").as_object();
+    custom.sampling.extra_create_args = json::parse(R"({"extra_headers":{"accept":"application/x-test","X-Trace":"t"}})").as_object();
     c.complete(custom);
     auto reqs = server.requests();
     REQUIRE(reqs.size() == 2);
@@ -204,7 +204,7 @@ TEST_CASE("extra_headers override the client's constant headers and organization
     CHECK(reqs[1].header("OpenAI-Organization") == "org-1");
     AnthropicChatClient a(Provider{.base_url = server.url(), .api_key = secret_key, .model = "claude-x"}, f.options());
     ChatRequest custom_a = hello();
-    custom_a.extra_create_args = json::parse(R"({"extra_headers":{"anthropic-version":"2099-01-01"}})").as_object();
+    custom_a.sampling.extra_create_args = json::parse(R"({"extra_headers":{"anthropic-version":"2099-01-01"}})").as_object();
     CHECK(a.complete(custom_a).primary_choice().message.content == "a");
     CHECK(server.requests().at(2).header("anthropic-version") == "2099-01-01");
     CHECK(server.requests().at(2).header("x-api-key") == secret_key);
@@ -552,7 +552,7 @@ TEST_CASE("a slow drip of keep-alive comments is cut by the request timeout") {
         return r;
     });
     ChatRequest req = hello();
-    req.extra_create_args = json::object{{"timeout", 0.5}};
+    req.sampling.extra_create_args = json::object{{"timeout", 0.5}};
     OpenAIChatClient c(Provider{.base_url = server.url(), .api_key = "k-1234", .model = "m", .retry_max_attempts = 1},
                        f.options());
     CHECK_THROWS_AS(c.complete(req, stream_only), rath::ProviderTimeoutError);

@@ -68,36 +68,36 @@ std::string reference_body(const ChatRequest& r, const std::string& model, bool 
         }
         body["tools"] = std::move(tools);
     }
-    if (r.tool_choice) body["tool_choice"] = *r.tool_choice;
-    if (r.parallel_tool_calls) body["parallel_tool_calls"] = *r.parallel_tool_calls;
-    if (r.response_format) body["response_format"] = *r.response_format;
-    if (r.temperature) body["temperature"] = *r.temperature;
-    if (r.top_p) body["top_p"] = *r.top_p;
-    if (r.max_completion_tokens) body["max_completion_tokens"] = *r.max_completion_tokens;
-    if (r.max_tokens) body["max_tokens"] = *r.max_tokens;
-    if (r.stop) {
-        if (auto* one = std::get_if<std::string>(&*r.stop))
+    if (r.sampling.tool_choice) body["tool_choice"] = *r.sampling.tool_choice;
+    if (r.sampling.parallel_tool_calls) body["parallel_tool_calls"] = *r.sampling.parallel_tool_calls;
+    if (r.sampling.response_format) body["response_format"] = *r.sampling.response_format;
+    if (r.sampling.temperature) body["temperature"] = *r.sampling.temperature;
+    if (r.sampling.top_p) body["top_p"] = *r.sampling.top_p;
+    if (r.sampling.max_completion_tokens) body["max_completion_tokens"] = *r.sampling.max_completion_tokens;
+    if (r.sampling.max_tokens) body["max_tokens"] = *r.sampling.max_tokens;
+    if (r.sampling.stop) {
+        if (auto* one = std::get_if<std::string>(&*r.sampling.stop))
             body["stop"] = *one;
         else
-            body["stop"] = json::value_from(std::get<std::vector<std::string>>(*r.stop));
+            body["stop"] = json::value_from(std::get<std::vector<std::string>>(*r.sampling.stop));
     }
-    if (r.n) body["n"] = *r.n;
-    if (r.seed) body["seed"] = *r.seed;
-    if (r.frequency_penalty) body["frequency_penalty"] = *r.frequency_penalty;
-    if (r.presence_penalty) body["presence_penalty"] = *r.presence_penalty;
-    if (r.logit_bias) body["logit_bias"] = *r.logit_bias;
-    if (r.logprobs) body["logprobs"] = *r.logprobs;
-    if (r.top_logprobs) body["top_logprobs"] = *r.top_logprobs;
-    if (r.reasoning_effort) body["reasoning_effort"] = *r.reasoning_effort;
-    if (r.verbosity) body["verbosity"] = *r.verbosity;
-    if (r.metadata) body["metadata"] = *r.metadata;
-    if (r.user) body["user"] = *r.user;
-    if (r.store) body["store"] = *r.store;
-    if (r.service_tier) body["service_tier"] = *r.service_tier;
-    for (const auto& kv : r.extra_create_args)
+    if (r.sampling.n) body["n"] = *r.sampling.n;
+    if (r.sampling.seed) body["seed"] = *r.sampling.seed;
+    if (r.sampling.frequency_penalty) body["frequency_penalty"] = *r.sampling.frequency_penalty;
+    if (r.sampling.presence_penalty) body["presence_penalty"] = *r.sampling.presence_penalty;
+    if (r.sampling.logit_bias) body["logit_bias"] = *r.sampling.logit_bias;
+    if (r.sampling.logprobs) body["logprobs"] = *r.sampling.logprobs;
+    if (r.sampling.top_logprobs) body["top_logprobs"] = *r.sampling.top_logprobs;
+    if (r.sampling.reasoning_effort) body["reasoning_effort"] = *r.sampling.reasoning_effort;
+    if (r.sampling.verbosity) body["verbosity"] = *r.sampling.verbosity;
+    if (r.sampling.metadata) body["metadata"] = *r.sampling.metadata;
+    if (r.sampling.user) body["user"] = *r.sampling.user;
+    if (r.sampling.store) body["store"] = *r.sampling.store;
+    if (r.sampling.service_tier) body["service_tier"] = *r.sampling.service_tier;
+    for (const auto& kv : r.sampling.extra_create_args)
         if (kv.key() != "stream") body[kv.key()] = kv.value();
     body["stream"] = stream;
-    if (stream && !r.extra_create_args.contains("stream_options")) body["stream_options"] = json::object{{"include_usage", true}};
+    if (stream && !r.sampling.extra_create_args.contains("stream_options")) body["stream_options"] = json::object{{"include_usage", true}};
     return json::serialize(body);
 }
 }  // namespace
@@ -106,8 +106,7 @@ TEST_CASE("request body matches the spec example with one tool") {
     ChatRequest r{.messages = {Message::system("be brief"), Message::user("hi")},
                   .tools = std::vector<FunctionTool>{{.name = "add",
                                                       .parameters = json::parse(R"({"type":"object","properties":{"a":{"type":"integer"}}})").as_object(),
-                                                      .description = "sum"}},
-                  .tool_choice = json::value("auto")};
+                                                      .description = "sum"}}, .sampling = {.tool_choice = json::value("auto")}};
     auto body = body_of(r, "gpt-x", false);
     auto want = json::parse(R"({"model":"gpt-x","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],
  "tools":[{"type":"function","function":{"name":"add","parameters":{"type":"object",
@@ -117,7 +116,7 @@ TEST_CASE("request body matches the spec example with one tool") {
 }
 
 TEST_CASE("request body omits unset fields and sends falsy values that are set") {
-    ChatRequest r{.messages = {Message::user("q")}, .temperature = 0.0, .seed = 0, .user = "", .store = false};
+    ChatRequest r{.messages = {Message::user("q")}, .sampling = {.temperature = 0.0, .seed = 0, .user = "", .store = false}};
     auto body = body_of(r, "m", false);
     CHECK(body.at("temperature").to_number<double>() == 0.0);
     CHECK(body.at("seed").as_int64() == 0);
@@ -130,28 +129,7 @@ TEST_CASE("request body omits unset fields and sends falsy values that are set")
 }
 
 TEST_CASE("sampling fields are emitted in the documented order") {
-    ChatRequest r{.messages = {Message::user("q")},
-                  .tool_choice = json::value("none"),
-                  .parallel_tool_calls = true,
-                  .response_format = json::object{{"type", "json_object"}},
-                  .temperature = 0.5,
-                  .top_p = 0.9,
-                  .max_completion_tokens = 10,
-                  .max_tokens = 11,
-                  .stop = StopSequences{std::vector<std::string>{"a", "b"}},
-                  .n = 1,
-                  .seed = 7,
-                  .frequency_penalty = 0.1,
-                  .presence_penalty = 0.2,
-                  .logit_bias = json::object{{"50256", -100}},
-                  .logprobs = true,
-                  .top_logprobs = 2,
-                  .reasoning_effort = "low",
-                  .verbosity = "low",
-                  .metadata = json::object{{"k", "v"}},
-                  .user = "u",
-                  .store = true,
-                  .service_tier = "auto"};
+    ChatRequest r{.messages = {Message::user("q")}, .sampling = {.tool_choice = json::value("none"), .parallel_tool_calls = true, .response_format = json::object{{"type", "json_object"}}, .temperature = 0.5, .top_p = 0.9, .max_completion_tokens = 10, .max_tokens = 11, .stop = StopSequences{std::vector<std::string>{"a", "b"}}, .n = 1, .seed = 7, .frequency_penalty = 0.1, .presence_penalty = 0.2, .logit_bias = json::object{{"50256", -100}}, .logprobs = true, .top_logprobs = 2, .reasoning_effort = "low", .verbosity = "low", .metadata = json::object{{"k", "v"}}, .user = "u", .store = true, .service_tier = "auto"}};
     auto body = body_of(r, "m", false);
     CHECK(keys(body) == std::vector<std::string>{"model", "messages", "tool_choice", "parallel_tool_calls",
                                                  "response_format", "temperature", "top_p", "max_completion_tokens",
@@ -188,10 +166,8 @@ TEST_CASE("additionalProperties is stripped at every depth and an empty tools li
 }
 
 TEST_CASE("extra_create_args win over named fields and transport keys are split off") {
-    ChatRequest r{.messages = {Message::user("q")},
-                  .temperature = 0.1,
-                  .extra_create_args = json::parse(R"({"temperature":0.9,"custom":1,"stream":false,
-                      "extra_body":{"top_k":5},"extra_headers":{"X-Test":"1"},"extra_query":{"a":"b c"},"timeout":12.5})").as_object()};
+    ChatRequest r{.messages = {Message::user("q")}, .sampling = {.temperature = 0.1, .extra_create_args = json::parse(R"({"temperature":0.9,"custom":1,"stream":false,
+                      "extra_body":{"top_k":5},"extra_headers":{"X-Test":"1"},"extra_query":{"a":"b c"},"timeout":12.5})").as_object()}};
     rath::llm::detail::TransportExtras t;
     auto body = body_of(r, "m", false, &t);
     CHECK(body.at("temperature").to_number<double>() == doctest::Approx(0.9));
@@ -208,7 +184,7 @@ TEST_CASE("extra_create_args win over named fields and transport keys are split 
 }
 
 TEST_CASE("stream true in extras is rejected for a non-streaming body") {
-    ChatRequest r{.messages = {Message::user("q")}, .extra_create_args = json::object{{"stream", true}}};
+    ChatRequest r{.messages = {Message::user("q")}, .sampling = {.extra_create_args = json::object{{"stream", true}}}};
     CHECK_THROWS_AS(openai::build_chat_body(r, "m", false), rath::ProviderConfigError);
     CHECK_THROWS_WITH(openai::build_chat_body(r, "m", false), doctest::Contains("stream=True is not supported here"));
     CHECK(body_of(r, "m", true).at("stream").as_bool());
@@ -219,13 +195,13 @@ TEST_CASE("streaming bodies ask for usage unless stream_options was given") {
     auto body = body_of(r, "m", true);
     CHECK(body.at("stream").as_bool());
     CHECK(body.at("stream_options") == json::parse(R"({"include_usage":true})"));
-    r.extra_create_args = json::object{{"stream_options", nullptr}};
+    r.sampling.extra_create_args = json::object{{"stream_options", nullptr}};
     auto body2 = body_of(r, "m", true);
     CHECK(body2.at("stream_options").is_null());
 }
 
 TEST_CASE("non-finite sampling values are refused before serialisation") {
-    ChatRequest r{.messages = {Message::user("q")}, .temperature = std::numeric_limits<double>::quiet_NaN()};
+    ChatRequest r{.messages = {Message::user("q")}, .sampling = {.temperature = std::numeric_limits<double>::quiet_NaN()}};
     CHECK_THROWS_AS(openai::build_chat_body(r, "m", false), rath::ProviderConfigError);
 }
 
@@ -406,9 +382,8 @@ TEST_CASE("the body is byte for byte what Boost.JSON serializes for the body obj
                                              {.name = "zz", .parameters = {}, .strict = true}});
     json::object call{{"id", "c1"}, {"type", "function"}, {"function", {{"name", "wc"}, {"arguments", "{}"}}}};
     std::vector<ChatRequest> cases;
-    cases.push_back({.messages = {Message::system("sys \"quoted\"\n"), Message::user("héllo")}, .tools = tools,
-                     .tool_choice = json::value("auto")});
-    cases.push_back({.messages = {Message::user("no tools")}, .temperature = 0.5});
+    cases.push_back({.messages = {Message::system("sys \"quoted\"\n"), Message::user("héllo")}, .tools = tools, .sampling = {.tool_choice = json::value("auto")}});
+    cases.push_back({.messages = {Message::user("no tools")}, .sampling = {.temperature = 0.5}});
     cases.push_back({.messages = {Message::user("q"),
                                   Message{.role = "assistant", .content = std::nullopt, .tool_calls = std::vector{call}},
                                   Message::tool_result("c1", "3")},
@@ -421,35 +396,12 @@ TEST_CASE("the body is byte for byte what Boost.JSON serializes for the body obj
     cases.push_back({.messages = {}});
     // Every tail field, in both forms where there are two.
     cases.push_back({.messages = {Message::user("q")},
-                     .tools = tools,
-                     .tool_choice = json::value{{"type", "function"}, {"function", {{"name", "wc"}}}},
-                     .parallel_tool_calls = false,
-                     .response_format = json::object{{"type", "json_object"}},
-                     .temperature = 0.1,
-                     .top_p = 1.0,
-                     .max_completion_tokens = 9007199254740993,
-                     .max_tokens = -1,
-                     .stop = std::vector<std::string>{"\n\n", "END"},
-                     .n = 2,
-                     .seed = std::numeric_limits<std::int64_t>::min(),
-                     .frequency_penalty = -2.0,
-                     .presence_penalty = 1e-300,
-                     .logit_bias = json::object{{"50256", -100}},
-                     .logprobs = true,
-                     .top_logprobs = 0,
-                     .reasoning_effort = "low",
-                     .verbosity = "high\"",
-                     .metadata = json::object{{"k", "v"}},
-                     .user = "u",
-                     .store = true,
-                     .service_tier = "flex"});
-    cases.push_back({.messages = {Message::user("q")}, .stop = std::string("stop here"), .store = false});
+                     .tools = tools, .sampling = {.tool_choice = json::value{{"type", "function"}, {"function", {{"name", "wc"}}}}, .parallel_tool_calls = false, .response_format = json::object{{"type", "json_object"}}, .temperature = 0.1, .top_p = 1.0, .max_completion_tokens = 9007199254740993, .max_tokens = -1, .stop = std::vector<std::string>{"\n\n", "END"}, .n = 2, .seed = std::numeric_limits<std::int64_t>::min(), .frequency_penalty = -2.0, .presence_penalty = 1e-300, .logit_bias = json::object{{"50256", -100}}, .logprobs = true, .top_logprobs = 0, .reasoning_effort = "low", .verbosity = "high\"", .metadata = json::object{{"k", "v"}}, .user = "u", .store = true, .service_tier = "flex"}});
+    cases.push_back({.messages = {Message::user("q")}, .sampling = {.stop = std::string("stop here"), .store = false}});
     // Extra args merged into the tail: one replaces a named field in place, one is new.
-    cases.push_back({.messages = {Message::user("q")}, .temperature = 0.5,
-                     .extra_create_args = {{"temperature", 0.25}, {"foo", {{"bar", nullptr}}}}});
+    cases.push_back({.messages = {Message::user("q")}, .sampling = {.temperature = 0.5, .extra_create_args = {{"temperature", 0.25}, {"foo", {{"bar", nullptr}}}}}});
     // An extra arg that replaces a head key falls back to one merged object.
-    cases.push_back({.messages = {Message::user("q")}, .tools = tools,
-                     .extra_create_args = {{"model", "override"}, {"tools", json::array{}}, {"foo", 1}}});
+    cases.push_back({.messages = {Message::user("q")}, .tools = tools, .sampling = {.extra_create_args = {{"model", "override"}, {"tools", json::array{}}, {"foo", 1}}}});
     for (bool stream : {false, true})
         for (const auto& r : cases) CHECK(openai::build_chat_body(r, "m", stream).text() == reference_body(r, "m", stream));
 }
@@ -467,9 +419,9 @@ TEST_CASE("requests that share a tool list share its encoding") {
 }
 
 TEST_CASE("requests with the same settings share one tail string and other settings get their own") {
-    ChatRequest r1{.messages = {Message::user("1")}, .tool_choice = json::value("auto")};
-    ChatRequest r2{.messages = {Message::user("2")}, .tool_choice = json::value("auto")};
-    ChatRequest r3{.messages = {Message::user("3")}, .seed = 7};
+    ChatRequest r1{.messages = {Message::user("1")}, .sampling = {.tool_choice = json::value("auto")}};
+    ChatRequest r2{.messages = {Message::user("2")}, .sampling = {.tool_choice = json::value("auto")}};
+    ChatRequest r3{.messages = {Message::user("3")}, .sampling = {.seed = 7}};
     auto p1 = openai::build_chat_body(r1, "m", false);
     auto p2 = openai::build_chat_body(r2, "m", false);
     auto p3 = openai::build_chat_body(r3, "m", false);
@@ -481,7 +433,7 @@ TEST_CASE("requests with the same settings share one tail string and other setti
     CHECK(*p4.parts[0] == R"(,"tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}})");
     // Many different tails in a row: each request still gets its own bytes.
     for (int i = 0; i < 20; ++i) {
-        ChatRequest r{.messages = {Message::user("x")}, .max_tokens = i + 1};
+        ChatRequest r{.messages = {Message::user("x")}, .sampling = {.max_tokens = i + 1}};
         auto p = openai::build_chat_body(r, "m", false);
         CHECK(*p.parts[0] == R"(,"max_tokens":)" + std::to_string(i + 1) + R"(,"stream":false})");
     }

@@ -107,8 +107,8 @@ TEST_CASE("provider from_config copies the entry and lets overrides win") {
     CHECK(p.kind() == "anthropic");
     CHECK(p.model == "override");
     CHECK(p.api_key == "k");
-    CHECK(p.temperature == 0.3);
-    CHECK(p.max_tokens == 100);
+    CHECK(p.sampling.temperature == 0.3);
+    CHECK(p.sampling.max_tokens == 100);
     CHECK_THROWS_WITH_AS(Provider::from_config(std::nullopt, store), doctest::Contains("no LLM provider name given"),
                          rath::config::ConfigLookupError);
     CHECK_THROWS_WITH_AS(Provider::from_config("zzz", store), doctest::Contains("available: ['a']"),
@@ -117,13 +117,13 @@ TEST_CASE("provider from_config copies the entry and lets overrides win") {
 }
 
 TEST_CASE("provider sampling fields fill unset request fields") {
-    Provider p{.temperature = 0.2, .max_tokens = 9, .tool_choice = json::value("auto"), .extra_create_args = json::object{{"x", 1}}};
-    ChatRequest r{.temperature = 0.9};
+    Provider p{.sampling = {.tool_choice = json::value("auto"), .temperature = 0.2, .max_tokens = 9, .extra_create_args = json::object{{"x", 1}}}};
+    ChatRequest r{.sampling = {.temperature = 0.9}};
     p.apply_to(r);
-    CHECK(r.temperature == 0.9);
-    CHECK(r.max_tokens == 9);
-    CHECK(r.tool_choice == json::value("auto"));
-    CHECK(r.extra_create_args.at("x").as_int64() == 1);
+    CHECK(r.sampling.temperature == 0.9);
+    CHECK(r.sampling.max_tokens == 9);
+    CHECK(r.sampling.tool_choice == json::value("auto"));
+    CHECK(r.sampling.extra_create_args.at("x").as_int64() == 1);
 }
 
 TEST_CASE("scripted client replays queued replies and rules and records requests") {

@@ -110,18 +110,18 @@ TEST_CASE("the seed rows are published first, then the model sees the agent rows
     CHECK(req.messages[0].role == "system");
     CHECK(req.messages[1].role == "user");
     CHECK(req.messages[1].content == "hi");
-    REQUIRE(req.tool_choice);
-    CHECK(req.tool_choice->as_string() == "auto");
+    REQUIRE(req.sampling.tool_choice);
+    CHECK(req.sampling.tool_choice->as_string() == "auto");
 }
 
 TEST_CASE("a provider's tool choice and sampling fields reach the request") {
     Fixture f;
-    f.provider.tool_choice = json::value("required");
-    f.provider.temperature = 0.25;
+    f.provider.sampling.tool_choice = json::value("required");
+    f.provider.sampling.temperature = 0.25;
     LoopStep step(f.config(ChunkTable{}));
     REQUIRE(step.resume() == LoopAction::call_model);  // no seed rows: nothing to publish first
-    CHECK(step.request().tool_choice->as_string() == "required");
-    CHECK(step.request().temperature == 0.25);
+    CHECK(step.request().sampling.tool_choice->as_string() == "required");
+    CHECK(step.request().sampling.temperature == 0.25);
 }
 
 TEST_CASE("an answer without tool calls is one published assistant row and a final reason ends the run") {

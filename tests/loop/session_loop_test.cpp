@@ -145,7 +145,7 @@ TEST_CASE("a loop without tool calls appends one assistant row and stops") {
     REQUIRE(reqs[0].tools);
     CHECK(reqs[0].tools->size() == 6);
     CHECK((*reqs[0].tools)[0].name == "list_workspace_files");  // sorted by name
-    CHECK(reqs[0].tool_choice == json::value("auto"));
+    CHECK(reqs[0].sampling.tool_choice == json::value("auto"));
 }
 
 TEST_CASE("the output is pending and its lineage is readable before the model answers") {

@@ -27,29 +27,8 @@ struct Provider {
     std::optional<std::string> api_key{};
     std::optional<std::string> model{};
     std::optional<std::string> provider_kind{};  // unset = "openai"
-    // Sampling (copied 1:1 into requests by apply_to)
-    std::optional<double> temperature{};
-    std::optional<double> top_p{};
-    std::optional<std::int64_t> max_completion_tokens{};
-    std::optional<std::int64_t> max_tokens{};
-    std::optional<StopSequences> stop{};
-    std::optional<std::int64_t> n{};
-    std::optional<std::int64_t> seed{};
-    std::optional<double> frequency_penalty{};
-    std::optional<double> presence_penalty{};
-    std::optional<boost::json::value> tool_choice{};
-    std::optional<bool> parallel_tool_calls{};
-    std::optional<boost::json::object> response_format{};
-    std::optional<boost::json::object> logit_bias{};
-    std::optional<bool> logprobs{};
-    std::optional<std::int64_t> top_logprobs{};
-    std::optional<std::string> reasoning_effort{};
-    std::optional<std::string> verbosity{};
-    std::optional<boost::json::object> metadata{};
-    std::optional<std::string> user{};
-    std::optional<bool> store{};
-    std::optional<std::string> service_tier{};
-    boost::json::object extra_create_args{};
+    // Sampling defaults, filled into each request's unset fields by apply_to.
+    SamplingOptions sampling{};
     // Policy
     std::optional<int> retry_max_attempts{};     // unset: 4
     std::optional<double> retry_base_seconds{};  // unset: 0.5
@@ -64,7 +43,7 @@ struct Provider {
     std::string to_string() const;
 
     // Fills the request's unset sampling fields (and extra_create_args keys) from
-    // this provider.
+    // this provider's.
     void apply_to(ChatRequest& request) const;
 
     // Entry `name` (or llm.default_provider) of the store (default: the cached

@@ -92,10 +92,10 @@ json::object build_messages_body(const ChatRequest& r, const std::string& model,
     body["model"] = model;
     body["messages"] = std::move(msgs);
     std::int64_t max_tokens = anthropic_default_max_tokens;
-    if (r.max_tokens && *r.max_tokens != 0)
-        max_tokens = *r.max_tokens;
-    else if (r.max_completion_tokens && *r.max_completion_tokens != 0)
-        max_tokens = *r.max_completion_tokens;
+    if (r.sampling.max_tokens && *r.sampling.max_tokens != 0)
+        max_tokens = *r.sampling.max_tokens;
+    else if (r.sampling.max_completion_tokens && *r.sampling.max_completion_tokens != 0)
+        max_tokens = *r.sampling.max_completion_tokens;
     body["max_tokens"] = max_tokens;
     if (has_system) {
         std::string joined;
@@ -106,17 +106,17 @@ json::object build_messages_body(const ChatRequest& r, const std::string& model,
         }
         body["system"] = joined;
     }
-    if (r.temperature) body["temperature"] = finite("temperature", *r.temperature);
-    if (r.top_p) body["top_p"] = finite("top_p", *r.top_p);
-    if (r.stop) {
+    if (r.sampling.temperature) body["temperature"] = finite("temperature", *r.sampling.temperature);
+    if (r.sampling.top_p) body["top_p"] = finite("top_p", *r.sampling.top_p);
+    if (r.sampling.stop) {
         json::array seqs;
-        if (auto* one = std::get_if<std::string>(&*r.stop))
+        if (auto* one = std::get_if<std::string>(&*r.sampling.stop))
             seqs.emplace_back(json::string(*one));
         else
-            for (const auto& s : std::get<std::vector<std::string>>(*r.stop)) seqs.emplace_back(json::string(s));
+            for (const auto& s : std::get<std::vector<std::string>>(*r.sampling.stop)) seqs.emplace_back(json::string(s));
         body["stop_sequences"] = std::move(seqs);
     }
-    if (r.metadata) body["metadata"] = *r.metadata;
+    if (r.sampling.metadata) body["metadata"] = *r.sampling.metadata;
     if (r.tools && !r.tools->empty()) {
         json::array tools;
         for (const auto& t : *r.tools) {
@@ -129,9 +129,9 @@ json::object build_messages_body(const ChatRequest& r, const std::string& model,
         }
         body["tools"] = std::move(tools);
     }
-    if (r.tool_choice)
-        if (auto tc = map_tool_choice(*r.tool_choice)) body["tool_choice"] = *tc;
-    json::object extras = r.extra_create_args;
+    if (r.sampling.tool_choice)
+        if (auto tc = map_tool_choice(*r.sampling.tool_choice)) body["tool_choice"] = *tc;
+    json::object extras = r.sampling.extra_create_args;
     extras.erase("stream");
     TransportExtras t = take_transport_extras(extras);
     for (auto& kv : extras) body[kv.key()] = kv.value();

@@ -59,27 +59,27 @@ json::array build_tools(const std::vector<FunctionTool>& list) {
 // JSON value or object, a bool, an int64, a finite double, a string or the stop list.
 template <class Visit>
 void visit_tail_fields(const ChatRequest& r, Visit&& visit) {
-    if (r.tool_choice) visit("tool_choice", *r.tool_choice);
-    if (r.parallel_tool_calls) visit("parallel_tool_calls", *r.parallel_tool_calls);
-    if (r.response_format) visit("response_format", *r.response_format);
-    if (r.temperature) visit("temperature", finite("temperature", *r.temperature));
-    if (r.top_p) visit("top_p", finite("top_p", *r.top_p));
-    if (r.max_completion_tokens) visit("max_completion_tokens", *r.max_completion_tokens);
-    if (r.max_tokens) visit("max_tokens", *r.max_tokens);
-    if (r.stop) visit("stop", *r.stop);
-    if (r.n) visit("n", *r.n);
-    if (r.seed) visit("seed", *r.seed);
-    if (r.frequency_penalty) visit("frequency_penalty", finite("frequency_penalty", *r.frequency_penalty));
-    if (r.presence_penalty) visit("presence_penalty", finite("presence_penalty", *r.presence_penalty));
-    if (r.logit_bias) visit("logit_bias", *r.logit_bias);
-    if (r.logprobs) visit("logprobs", *r.logprobs);
-    if (r.top_logprobs) visit("top_logprobs", *r.top_logprobs);
-    if (r.reasoning_effort) visit("reasoning_effort", *r.reasoning_effort);
-    if (r.verbosity) visit("verbosity", *r.verbosity);
-    if (r.metadata) visit("metadata", *r.metadata);
-    if (r.user) visit("user", *r.user);
-    if (r.store) visit("store", *r.store);
-    if (r.service_tier) visit("service_tier", *r.service_tier);
+    if (r.sampling.tool_choice) visit("tool_choice", *r.sampling.tool_choice);
+    if (r.sampling.parallel_tool_calls) visit("parallel_tool_calls", *r.sampling.parallel_tool_calls);
+    if (r.sampling.response_format) visit("response_format", *r.sampling.response_format);
+    if (r.sampling.temperature) visit("temperature", finite("temperature", *r.sampling.temperature));
+    if (r.sampling.top_p) visit("top_p", finite("top_p", *r.sampling.top_p));
+    if (r.sampling.max_completion_tokens) visit("max_completion_tokens", *r.sampling.max_completion_tokens);
+    if (r.sampling.max_tokens) visit("max_tokens", *r.sampling.max_tokens);
+    if (r.sampling.stop) visit("stop", *r.sampling.stop);
+    if (r.sampling.n) visit("n", *r.sampling.n);
+    if (r.sampling.seed) visit("seed", *r.sampling.seed);
+    if (r.sampling.frequency_penalty) visit("frequency_penalty", finite("frequency_penalty", *r.sampling.frequency_penalty));
+    if (r.sampling.presence_penalty) visit("presence_penalty", finite("presence_penalty", *r.sampling.presence_penalty));
+    if (r.sampling.logit_bias) visit("logit_bias", *r.sampling.logit_bias);
+    if (r.sampling.logprobs) visit("logprobs", *r.sampling.logprobs);
+    if (r.sampling.top_logprobs) visit("top_logprobs", *r.sampling.top_logprobs);
+    if (r.sampling.reasoning_effort) visit("reasoning_effort", *r.sampling.reasoning_effort);
+    if (r.sampling.verbosity) visit("verbosity", *r.sampling.verbosity);
+    if (r.sampling.metadata) visit("metadata", *r.sampling.metadata);
+    if (r.sampling.user) visit("user", *r.sampling.user);
+    if (r.sampling.store) visit("store", *r.sampling.store);
+    if (r.sampling.service_tier) visit("service_tier", *r.sampling.service_tier);
 }
 
 template <class T>
@@ -149,14 +149,14 @@ struct Overrides {
 // overrides point into `r` and `extra_body`, which must outlive them.
 Overrides collect_overrides(const ChatRequest& r, bool stream, TransportExtras& transport) {
     Overrides o;
-    if (r.extra_create_args.empty()) return o;
-    json::object extras = r.extra_create_args;
+    if (r.sampling.extra_create_args.empty()) return o;
+    json::object extras = r.sampling.extra_create_args;
     if (auto* s = extras.if_contains("stream")) {
         if (!stream && s->is_bool() && s->as_bool())
             throw ProviderConfigError("stream=True is not supported here; use the streaming call instead");
     }
     transport = take_transport_extras(extras);
-    for (const auto& kv : r.extra_create_args) {
+    for (const auto& kv : r.sampling.extra_create_args) {
         const std::string_view k = kv.key();
         if (k == "stream" || !extras.contains(k)) continue;  // the stream flag and transport keys are not body keys
         o.put(k, &kv.value());
