@@ -6,7 +6,7 @@
 // Shapes: 1, 16 and 64 requests in flight (one connection each), then all requests
 // in flight at once over at most 256 connections (the fan-out case: requests queue).
 #include <rath/async.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <boost/asio.hpp>
 

@@ -6,7 +6,7 @@
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/error.hpp>
 #include <rath/llm/retry.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -4,7 +4,7 @@
 #include "net/test_server.hpp"
 
 #include <rath/async.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <doctest/doctest.h>
 

@@ -5,6 +5,7 @@
 // async_retry, which only adds an async sleep between attempts.
 #include <rath/async/deadline.hpp>
 #include <rath/net/http.hpp>
+#include <rath/net/http_error.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
