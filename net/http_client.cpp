@@ -478,41 +478,52 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             std::atomic<std::uint64_t>& n;
             ~InFlight() { n.fetch_sub(1, std::memory_order_relaxed); }
         } in_flight{self->requests_in_flight};
-        for (int attempt = 0;; ++attempt) {
-            // A free slot or idle connection is taken without a coroutine; only a
-            // request that must queue pays for one.
-            std::optional<Lease> leased;
-            if (auto g = pool->try_acquire(nullptr, attempt > 0)) {
-                leased.emplace(pool, std::move(g->conn), g->reused);
-            } else {
-                Lease queued = co_await self->acquire(pool, t, deadline, attempt > 0);
-                leased.emplace(std::move(queued));
-            }
-            Lease& lease = *leased;
-            if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
-            if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
-            Connection& c = *lease.conn;
-            detail::write_request_head(c.head, r, t, px, self->options.user_agent);
-            Exchange x(out);
-            if (c.tls) {
-                if (co_await self->send(*c.tls, c, r, t, deadline, x))
-                    co_await self->receive(*c.tls, c, *pool, r, t, deadline, sink, x);
-            } else {
-                if (co_await self->send(*c.plain, c, r, t, deadline, x))
-                    co_await self->receive(*c.plain, c, *pool, r, t, deadline, sink, x);
-            }
-            if (x.error) {
-                // A kept-alive connection the server had already closed: nothing of the
-                // response arrived, so the request is re-sent once on a new connection.
-                if (lease.reused && attempt == 0 && !x.any_byte && x.error_kind == HttpErrorKind::closed) {
-                    self->stale_retries.fetch_add(1, std::memory_order_relaxed);
-                    continue;  // the lease's destructor frees the dead connection's slot
+        // Whatever a cancelled exchange fails with (an aborted connect, handshake or
+        // CONNECT, or Asio's operation_aborted from the next co_await), the caller sees
+        // CancelledError, as HttpClient's contract says.
+        const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+        try {
+            for (int attempt = 0;; ++attempt) {
+                // A free slot or idle connection is taken without a coroutine; only a
+                // request that must queue pays for one.
+                std::optional<Lease> leased;
+                if (auto g = pool->try_acquire(nullptr, attempt > 0)) {
+                    leased.emplace(pool, std::move(g->conn), g->reused);
+                } else {
+                    Lease queued = co_await self->acquire(pool, t, deadline, attempt > 0);
+                    leased.emplace(std::move(queued));
                 }
-                std::rethrow_exception(x.error);
+                Lease& lease = *leased;
+                if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
+                if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
+                Connection& c = *lease.conn;
+                detail::write_request_head(c.head, r, t, px, self->options.user_agent);
+                Exchange x(out);
+                if (c.tls) {
+                    if (co_await self->send(*c.tls, c, r, t, deadline, x))
+                        co_await self->receive(*c.tls, c, *pool, r, t, deadline, sink, x);
+                } else {
+                    if (co_await self->send(*c.plain, c, r, t, deadline, x))
+                        co_await self->receive(*c.plain, c, *pool, r, t, deadline, sink, x);
+                }
+                if (x.error) {
+                    // A kept-alive connection the server had already closed: nothing of the
+                    // response arrived, so the request is re-sent once on a new connection.
+                    if (lease.reused && attempt == 0 && !x.any_byte && x.error_kind == HttpErrorKind::closed) {
+                        self->stale_retries.fetch_add(1, std::memory_order_relaxed);
+                        continue;  // the lease's destructor frees the dead connection's slot
+                    }
+                    std::rethrow_exception(x.error);
+                }
+                // Leftover bytes after a complete response would desynchronise the next one.
+                if (x.reusable && c.buffer.size() == 0) lease.release();
+                co_return;
             }
-            // Leftover bytes after a complete response would desynchronise the next one.
-            if (x.reusable && c.buffer.size() == 0) lease.release();
-            co_return;
+        } catch (const rath::async::CancelledError&) {
+            throw;
+        } catch (...) {
+            if (cancel_state.cancelled() == asio::cancellation_type::none) throw;
+            throw rath::async::CancelledError("HTTP request cancelled");
         }
     }
 

@@ -59,6 +59,30 @@ Caught expect_error(HttpClient& client, HttpRequest req) {
     return e;
 }
 
+// An operation spawned on its own strand with a cancellation slot the test emits into
+// (on that strand: a slot is not thread-safe); get() reports a CancelledError.
+class Cancellable {
+public:
+    explicit Cancellable(asio::awaitable<void> op) : strand_(asio::make_strand(runtime().executor())) {
+        done_ = asio::co_spawn(strand_, catching<rath::async::CancelledError>(std::move(op)),
+                               asio::bind_cancellation_slot(signal_.slot(), asio::use_future));
+    }
+    void cancel() {
+        asio::post(strand_, [this] { signal_.emit(asio::cancellation_type::terminal); });
+    }
+    Caught get() { return done_.get(); }
+
+private:
+    asio::strand<rath::async::Runtime::executor_type> strand_;
+    asio::cancellation_signal signal_;
+    std::future<Caught> done_;
+};
+
+template <class Condition>
+void wait_until(Condition done) {
+    for (int i = 0; i < 300 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 }  // namespace
 
 TEST_CASE("response header fields keep their order, their bytes and a case-insensitive lookup") {
@@ -408,6 +432,70 @@ TEST_CASE("a request waiting for its answer ends at once when its awaiting corou
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     CHECK(client.stats().requests_in_flight == 0);
     CHECK(client.stats().connections_open == 0);  // the cancelled exchange's connection is not pooled
+}
+
+TEST_CASE("a request cancelled while queued or while awaiting its answer ends with CancelledError and frees its slot") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        if (req.target() == "/slow") co_await c.sleep(std::chrono::milliseconds(3000));
+        co_return co_await c.write(response(200, std::string(req.target())));
+    });
+    HttpClient client(runtime(), {.total_timeout = std::chrono::milliseconds(2500), .max_connections_per_host = 1});
+    HttpRequest slow{.method = "GET", .url = server.url("/slow")};
+    HttpResponse first_out, second_out;
+    const auto start = std::chrono::steady_clock::now();
+    Cancellable awaiting_answer(client.async_request_into(slow, first_out));
+    wait_until([&] { return server.requests == 1; });
+    Cancellable queued(client.async_request_into(slow, second_out));  // the cap is 1: it queues
+    wait_until([&] { return client.stats().requests_in_flight == 2; });
+    REQUIRE(client.stats().requests_in_flight == 2);
+
+    queued.cancel();
+    auto q = queued.get();
+    CHECK(q.thrown);
+    CHECK(std::string(q.what()).find("queued for a connection") != std::string::npos);
+    CHECK(client.stats().requests_in_flight == 1);
+
+    awaiting_answer.cancel();
+    auto a = awaiting_answer.get();
+    CHECK(a.thrown);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
+    wait_until([&] { return client.stats().requests_in_flight == 0; });
+    CHECK(client.stats().requests_in_flight == 0);
+    CHECK(client.stats().connections_open == 0);  // closed, not pooled
+    // Its slot came back: with a cap of one, the next request gets a connection at once.
+    CHECK(client.request({.method = "GET", .url = server.url("/quick")}).body == "/quick");
+    CHECK(client.stats().connections_opened == 2);
+}
+
+TEST_CASE("a connect cancelled by its awaiting coroutine ends with CancelledError rather than a connect error") {
+    // A listener whose accept queue is full drops further SYNs, so connect hangs.
+    asio::io_context io;
+    tcp::acceptor a(io);
+    a.open(tcp::v4());
+    a.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    a.listen(0);
+    std::vector<int> fillers;
+    const auto ep = a.local_endpoint();
+    for (int i = 0; i < 3; ++i) {
+        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        REQUIRE(fd >= 0);
+        ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
+        fillers.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    HttpClient client(runtime());  // a connect timeout of ten seconds
+    HttpRequest req{.method = "GET", .url = "http://127.0.0.1:" + std::to_string(ep.port()) + "/"};
+    HttpResponse out;
+    const auto start = std::chrono::steady_clock::now();
+    Cancellable op(client.async_request_into(req, out));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    op.cancel();
+    auto e = op.get();
+    CHECK(e.thrown);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
+    CHECK(client.stats().requests_in_flight == 0);
+    CHECK(client.stats().connections_open == 0);
+    for (int fd : fillers) ::close(fd);
 }
 
 TEST_CASE("a runtime shut down while requests wait for their answers leaves the pool consistent") {
