@@ -546,31 +546,20 @@ HttpClient::HttpClient(HttpClientOptions options)
 HttpClient::HttpClient(rath::async::Runtime& runtime, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(runtime, std::move(options))) {}
 
-// The owning forms keep `request` and the response in their own frame.
-asio::awaitable<HttpResponse> HttpClient::async_request(HttpRequest request) {
-    HttpResponse out;
-    co_await async_request_into(request, out);
-    co_return out;
-}
-
-asio::awaitable<HttpResponse> HttpClient::async_stream(HttpRequest request, std::function<void(std::string_view)> on_body) {
-    HttpResponse out;
-    co_await async_stream_into(request, on_body, out);
-    co_return out;
-}
-
-asio::awaitable<void> HttpClient::async_request_into(const HttpRequest& request, HttpResponse& response) {
+asio::awaitable<void> HttpClient::async_request(const HttpRequest& request, HttpResponse& response) {
     return Impl::run(impl_, request, nullptr, response);
 }
 
-asio::awaitable<void> HttpClient::async_stream_into(const HttpRequest& request,
-                                                    const std::function<void(std::string_view)>& on_body,
-                                                    HttpResponse& response) {
+asio::awaitable<void> HttpClient::async_stream(const HttpRequest& request,
+                                               const std::function<void(std::string_view)>& on_body,
+                                               HttpResponse& response) {
     return Impl::run(impl_, request, on_body ? &on_body : nullptr, response);
 }
 
-HttpResponse HttpClient::request(HttpRequest request) {
-    return rath::async::block_on(impl_->runtime, async_request(std::move(request)));
+HttpResponse HttpClient::request(const HttpRequest& request) {
+    HttpResponse response;
+    rath::async::block_on(impl_->runtime, async_request(request, response));
+    return response;
 }
 
 HttpClientStats HttpClient::stats() const {

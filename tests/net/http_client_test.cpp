@@ -43,18 +43,28 @@ rath::async::Runtime& runtime() {
     return rt;
 }
 
+// One request in its own frame, which owns the request and the response (a parameter
+// by value: the frame keeps it for the borrowing operation).
+asio::awaitable<HttpResponse> fetch(HttpClient& client, HttpRequest req) {
+    HttpResponse response;
+    co_await client.async_request(req, response);
+    co_return response;
+}
+
 // The body, or "timeout" for a timeout (parameters by value: the frame owns them).
 asio::awaitable<std::string> body_or_timeout(HttpClient& client, HttpRequest req) {
     try {
-        auto r = co_await client.async_request(std::move(req));
+        HttpResponse r;
+        co_await client.async_request(req, r);
         co_return r.body;
     } catch (const HttpError& e) {
         co_return e.kind() == HttpErrorKind::timeout ? std::string("timeout") : std::string(e.what());
     }
 }
 
-Caught expect_error(HttpClient& client, HttpRequest req) {
-    auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
+Caught expect_error(HttpClient& client, const HttpRequest& req) {
+    HttpResponse out;
+    auto e = run_catching<HttpError>(runtime(), client.async_request(req, out));
     REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
     return e;
 }
@@ -207,7 +217,7 @@ TEST_CASE("sequential requests reuse one keep-alive connection") {
     CHECK(client.stats().connections_reused == 9);
 }
 
-TEST_CASE("the into forms fill the caller's response and replace what it held") {
+TEST_CASE("async_request and async_stream fill the caller's response and replace what it held") {
     TestServer server(echo);
     HttpClient client(runtime());
     HttpRequest req{.method = "POST", .url = server.url("/into"), .body = "abc"};
@@ -215,7 +225,7 @@ TEST_CASE("the into forms fill the caller's response and replace what it held") 
     out.status = 599;
     out.body = std::string(10'000, 'x');
     out.headers.add("X-Stale", "1");
-    rath::async::block_on(runtime(), client.async_request_into(req, out));
+    rath::async::block_on(runtime(), client.async_request(req, out));
     CHECK(out.status == 200);
     CHECK(!out.header("X-Stale"));
     auto echoed = boost::json::parse(out.body).as_object();
@@ -224,12 +234,47 @@ TEST_CASE("the into forms fill the caller's response and replace what it held") 
     // The streaming form: body bytes go to on_body, the response keeps status and headers.
     std::string streamed;
     std::function<void(std::string_view)> on_body = [&](std::string_view b) { streamed += b; };
-    rath::async::block_on(runtime(), client.async_stream_into(req, on_body, out));
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, out));
     CHECK(out.status == 200);
     CHECK(out.body.empty());
     CHECK(out.header("Content-Type") == "application/json");
     CHECK(boost::json::parse(streamed).at("body") == "abc");
+    // The request is borrowed, not consumed: the same one is sent again, unchanged.
+    CHECK(req.body == "abc");
+    rath::async::block_on(runtime(), client.async_request(req, out));
+    CHECK(boost::json::parse(out.body).at("body") == "abc");
     CHECK(client.stats().connections_opened == 1);
+}
+
+TEST_CASE("the caller's response is filled in place: headers before the first body bytes, the body in its own buffer") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        co_return co_await c.write(response(200, std::string(req.target()) + std::string(1000, '.'),
+                                            "Content-Type: text/event-stream\r\nX-Mark: 7\r\n"));
+    });
+    HttpClient client(runtime());
+    HttpRequest req{.method = "GET", .url = server.url("/in-place")};
+    // Streaming: while on_body runs, the caller's own object already holds the fields.
+    HttpResponse out;
+    int calls = 0;
+    bool fields_seen_in_place = true;
+    std::function<void(std::string_view)> on_body = [&](std::string_view) {
+        ++calls;
+        fields_seen_in_place = fields_seen_in_place && out.header("X-Mark") == "7" &&
+                               out.header("content-type") == "text/event-stream";
+    };
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, out));
+    CHECK(calls >= 1);
+    CHECK(fields_seen_in_place);
+    // Whole body: appended to the caller's string, whose buffer (room reserved beforehand)
+    // is the one that ends up holding it; nothing was moved in from another response.
+    HttpResponse whole;
+    whole.body.reserve(64 * 1024);
+    const char* const buffer = whole.body.data();
+    rath::async::block_on(runtime(), client.async_request(req, whole));
+    CHECK(whole.body == "/in-place" + std::string(1000, '.'));
+    CHECK(whole.body.data() == buffer);
+    // The sync facade fills its own response the same way.
+    CHECK(client.request(req).body == whole.body);
 }
 
 TEST_CASE("concurrent requests beyond the pool cap queue instead of opening sockets") {
@@ -239,8 +284,7 @@ TEST_CASE("concurrent requests beyond the pool cap queue instead of opening sock
     });
     HttpClient client(runtime(), {.max_connections_per_host = 8});
     rath::async::TaskGroup<HttpResponse> group(runtime());
-    for (int i = 0; i < 200; ++i)
-        group.spawn(client.async_request({.url = server.url(), .body = std::to_string(i)}));
+    for (int i = 0; i < 200; ++i) group.spawn(fetch(client, {.url = server.url(), .body = std::to_string(i)}));
     auto results = group.join();
     REQUIRE(results.size() == 200);
     for (int i = 0; i < 200; ++i) {
@@ -424,8 +468,9 @@ TEST_CASE("a request waiting for its answer ends at once when its awaiting corou
     });
     HttpClient client(runtime());
     const auto start = std::chrono::steady_clock::now();
-    auto op = rath::async::with_timeout(client.async_request({.method = "GET", .url = server.url()}),
-                                        std::chrono::milliseconds(100), "request");
+    HttpRequest req{.method = "GET", .url = server.url()};
+    HttpResponse out;
+    auto op = rath::async::with_timeout(client.async_request(req, out), std::chrono::milliseconds(100), "request");
     CHECK_THROWS_AS(rath::async::block_on(runtime(), std::move(op)), rath::async::TimeoutError);
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
     for (int i = 0; i < 100 && client.stats().requests_in_flight > 0; ++i)
@@ -443,9 +488,9 @@ TEST_CASE("a request cancelled while queued or while awaiting its answer ends wi
     HttpRequest slow{.method = "GET", .url = server.url("/slow")};
     HttpResponse first_out, second_out;
     const auto start = std::chrono::steady_clock::now();
-    Cancellable awaiting_answer(client.async_request_into(slow, first_out));
+    Cancellable awaiting_answer(client.async_request(slow, first_out));
     wait_until([&] { return server.requests == 1; });
-    Cancellable queued(client.async_request_into(slow, second_out));  // the cap is 1: it queues
+    Cancellable queued(client.async_request(slow, second_out));  // the cap is 1: it queues
     wait_until([&] { return client.stats().requests_in_flight == 2; });
     REQUIRE(client.stats().requests_in_flight == 2);
 
@@ -487,7 +532,7 @@ TEST_CASE("a connect cancelled by its awaiting coroutine ends with CancelledErro
     HttpRequest req{.method = "GET", .url = "http://127.0.0.1:" + std::to_string(ep.port()) + "/"};
     HttpResponse out;
     const auto start = std::chrono::steady_clock::now();
-    Cancellable op(client.async_request_into(req, out));
+    Cancellable op(client.async_request(req, out));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     op.cancel();
     auto e = op.get();
@@ -507,7 +552,7 @@ TEST_CASE("a runtime shut down while requests wait for their answers leaves the 
         rath::async::Runtime rt({.threads = 1, .name = "net-shutdown"});
         HttpClient client(rt, {.read_timeout = std::chrono::milliseconds(200)});
         std::vector<rath::async::Lazy<HttpResponse>> pending;
-        for (int i = 0; i < 8; ++i) pending.push_back(rt.submit(client.async_request({.method = "GET", .url = server.url()})));
+        for (int i = 0; i < 8; ++i) pending.push_back(rt.submit(fetch(client, {.method = "GET", .url = server.url()})));
         for (int i = 0; i < 100 && client.stats().requests_in_flight < 8; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         rt.shutdown();  // the waits are abandoned or cancelled; none may stay in the pool's list
@@ -586,12 +631,14 @@ TEST_CASE("a streamed body is delivered in pieces as it arrives") {
     HttpClient client(runtime());
     std::vector<std::string> pieces;
     std::string all;
-    auto r = rath::async::block_on(runtime(), client.async_stream({.url = server.url(), .body = "{}"},
-                                                                   [&](std::string_view bytes) {
-                                                                       pieces.emplace_back(bytes);
-                                                                       all += bytes;
-                                                                       ++seen;
-                                                                   }));
+    HttpRequest req{.url = server.url(), .body = "{}"};
+    std::function<void(std::string_view)> on_body = [&](std::string_view bytes) {
+        pieces.emplace_back(bytes);
+        all += bytes;
+        ++seen;
+    };
+    HttpResponse r;
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, r));
     CHECK(r.status == 200);
     CHECK(r.body.empty());
     CHECK(r.header("content-type") == "text/event-stream");
@@ -606,8 +653,10 @@ TEST_CASE("a 4xx on the stream path is read whole and on_body is never called") 
     });
     HttpClient client(runtime());
     int calls = 0;
-    auto r = rath::async::block_on(runtime(), client.async_stream({.url = server.url(), .body = "{}"},
-                                                                   [&](std::string_view) { ++calls; }));
+    HttpRequest req{.url = server.url(), .body = "{}"};
+    std::function<void(std::string_view)> on_body = [&](std::string_view) { ++calls; };
+    HttpResponse r;
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, r));
     CHECK(r.status == 429);
     CHECK(calls == 0);
     CHECK(r.body == R"({"error":{"type":"rate_limit_error","message":"slow down"}})");
@@ -619,8 +668,10 @@ TEST_CASE("an exception thrown by on_body aborts the stream and discards the con
         co_return co_await c.write(response(200, "data: x\n\n"));
     });
     HttpClient client(runtime());
-    auto e = run_catching<std::runtime_error>(
-        runtime(), client.async_stream({.url = server.url()}, [](std::string_view) { throw std::runtime_error("stop"); }));
+    HttpRequest req{.url = server.url()};
+    std::function<void(std::string_view)> on_body = [](std::string_view) { throw std::runtime_error("stop"); };
+    HttpResponse out;
+    auto e = run_catching<std::runtime_error>(runtime(), client.async_stream(req, on_body, out));
     REQUIRE(e.thrown);
     CHECK(std::string(e.what()) == "stop");
     CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
@@ -657,7 +708,7 @@ TEST_CASE("the sync facade refuses to block a runtime thread") {
     HttpClient client(runtime());
     auto op = [&]() -> asio::awaitable<bool> {
         try {
-            client.request({.method = "GET", .url = "http://127.0.0.1:1/"});
+            (void)client.request({.method = "GET", .url = "http://127.0.0.1:1/"});
         } catch (const rath::async::DeadlockError&) {
             co_return true;
         }
@@ -675,7 +726,8 @@ TEST_CASE("requests queued beyond the pool cap fail at the total deadline withou
     auto attempt = [&](int i) -> asio::awaitable<std::string> {
         try {
             HttpRequest req{.url = server.url(), .body = std::to_string(i)};  // named: GCC 12 co_await rule
-            co_await client.async_request(std::move(req));
+            HttpResponse out;
+            co_await client.async_request(req, out);
             co_return std::string("no error");
         } catch (const HttpError& e) {
             co_return std::string(e.kind() == HttpErrorKind::timeout ? "timeout: " : "other: ") + e.what();
@@ -761,7 +813,7 @@ TEST_CASE("stats count requests in flight and open connections") {
     TestServer server(echo);
     HttpClient client(runtime(), {.max_connections_per_host = 4});
     CHECK(client.stats().requests_started == 0);
-    for (int i = 0; i < 3; ++i) client.request({.method = "GET", .url = server.url()});
+    for (int i = 0; i < 3; ++i) CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
     auto s = client.stats();
     CHECK(s.requests_started == 3);
     CHECK(s.requests_in_flight == 0);

@@ -2,6 +2,11 @@
 // HTTP/1.1 messages as HttpClient (rath/net/http_client.hpp) sends and receives them:
 // a request, its header fields (HttpHeader, and HeaderBlock for fields shared by many
 // requests), and a response with its fields packed in one buffer (HttpHeaders).
+//
+// Thread safety: plain values, like std::string: one object may be read from many
+// threads at once, but not read and written. A HeaderBlock is immutable once built,
+// so a shared_ptr<const HeaderBlock> (and a request's shared body parts) may be used
+// by any number of requests on any threads.
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -21,20 +26,21 @@ struct HttpHeader {
 // Header fields validated and serialized once, then sent by many requests: a client's
 // constant Content-Type / Accept / Authorization lines cost each request a pointer
 // copy instead of a vector of strings. Content-Length and Transfer-Encoding are
-// dropped (the client computes the length). Throws HttpError(invalid_request) for a
-// bad name or a value with CR, LF or NUL.
+// dropped (the client computes the length).
 class HeaderBlock {
 public:
+    // Throws HttpError(invalid_request) for a bad name or a value with CR, LF or NUL;
+    // the message names the field, never its value.
     explicit HeaderBlock(std::vector<HttpHeader> headers);
 
-    const std::vector<HttpHeader>& headers() const noexcept { return headers_; }
+    [[nodiscard]] const std::vector<HttpHeader>& headers() const noexcept { return headers_; }
     // "Name: value\r\n" per field, in order.
-    const std::string& wire() const noexcept { return wire_; }
+    [[nodiscard]] const std::string& wire() const noexcept { return wire_; }
     // Case-insensitive.
-    bool contains(std::string_view name) const noexcept;
+    [[nodiscard]] bool contains(std::string_view name) const noexcept;
     // The fields with each of `overrides` replacing the field of the same name
     // (case-insensitive) or appended: a request's own list when it must differ.
-    std::vector<HttpHeader> merged(const std::vector<HttpHeader>& overrides) const;
+    [[nodiscard]] std::vector<HttpHeader> merged(const std::vector<HttpHeader>& overrides) const;
 
 private:
     std::vector<HttpHeader> headers_;
@@ -53,9 +59,9 @@ struct HttpRequest {
     // body and parts.
     std::vector<std::shared_ptr<const std::string>> body_parts{};
 
-    std::size_t body_size() const noexcept;
+    [[nodiscard]] std::size_t body_size() const noexcept;
     // body followed by every part (for logs and tests).
-    std::string full_body() const;
+    [[nodiscard]] std::string full_body() const;
 };
 
 // A response's header fields in received order, packed into one buffer: a response
@@ -102,12 +108,12 @@ public:
     // Room for `fields` fields of `bytes` name and value bytes in all.
     void reserve(std::size_t fields, std::size_t bytes) { text_.reserve(text_.size() + fields * 8 + bytes); }
 
-    std::size_t size() const noexcept { return count_; }
-    bool empty() const noexcept { return count_ == 0; }
-    const_iterator begin() const noexcept { return const_iterator(text_.data()); }
-    const_iterator end() const noexcept { return const_iterator(text_.data() + text_.size()); }
+    [[nodiscard]] std::size_t size() const noexcept { return count_; }
+    [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+    [[nodiscard]] const_iterator begin() const noexcept { return const_iterator(text_.data()); }
+    [[nodiscard]] const_iterator end() const noexcept { return const_iterator(text_.data() + text_.size()); }
     // The first field with this name, compared case-insensitively.
-    std::optional<std::string_view> find(std::string_view name) const noexcept;
+    [[nodiscard]] std::optional<std::string_view> find(std::string_view name) const noexcept;
 
 private:
     // Per field: name length and value length (4 bytes each, native order), then the bytes.
@@ -121,7 +127,7 @@ struct HttpResponse {
     std::string body{};
 
     // First header with this name, compared case-insensitively.
-    std::optional<std::string_view> header(std::string_view name) const;
+    [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;
 };
 
 }  // namespace rath::net
