@@ -88,6 +88,34 @@ private:
     std::future<Caught> done_;
 };
 
+// A listener whose accept queue is full: it drops further SYNs, so a connect to it
+// hangs. Non-blocking raw connects fill the queue (the first one) and stay pending.
+class UnansweringListener {
+public:
+    UnansweringListener() : acceptor_(io_) {
+        acceptor_.open(tcp::v4());
+        acceptor_.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        acceptor_.listen(0);
+        const auto ep = acceptor_.local_endpoint();
+        for (int i = 0; i < 3; ++i) {
+            int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            REQUIRE(fd >= 0);
+            ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
+            fillers_.push_back(fd);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ~UnansweringListener() {
+        for (int fd : fillers_) ::close(fd);
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()) + "/"; }
+
+private:
+    asio::io_context io_;
+    tcp::acceptor acceptor_;
+    std::vector<int> fillers_;
+};
+
 template <class Condition>
 void wait_until(Condition done) {
     for (int i = 0; i < 300 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -513,23 +541,9 @@ TEST_CASE("a request cancelled while queued or while awaiting its answer ends wi
 }
 
 TEST_CASE("a connect cancelled by its awaiting coroutine ends with CancelledError rather than a connect error") {
-    // A listener whose accept queue is full drops further SYNs, so connect hangs.
-    asio::io_context io;
-    tcp::acceptor a(io);
-    a.open(tcp::v4());
-    a.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    a.listen(0);
-    std::vector<int> fillers;
-    const auto ep = a.local_endpoint();
-    for (int i = 0; i < 3; ++i) {
-        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        REQUIRE(fd >= 0);
-        ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
-        fillers.push_back(fd);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    UnansweringListener listener;
     HttpClient client(runtime());  // a connect timeout of ten seconds
-    HttpRequest req{.method = "GET", .url = "http://127.0.0.1:" + std::to_string(ep.port()) + "/"};
+    HttpRequest req{.method = "GET", .url = listener.url()};
     HttpResponse out;
     const auto start = std::chrono::steady_clock::now();
     Cancellable op(client.async_request(req, out));
@@ -540,7 +554,6 @@ TEST_CASE("a connect cancelled by its awaiting coroutine ends with CancelledErro
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
     CHECK(client.stats().requests_in_flight == 0);
     CHECK(client.stats().connections_open == 0);
-    for (int fd : fillers) ::close(fd);
 }
 
 TEST_CASE("a runtime shut down while requests wait for their answers leaves the pool consistent") {
@@ -591,27 +604,11 @@ TEST_CASE("a refused connection is a connect error") {
 }
 
 TEST_CASE("a connect that gets no answer hits the connect timeout") {
-    // A listener whose accept queue is full drops further SYNs, so connect hangs.
-    asio::io_context io;
-    tcp::acceptor a(io);
-    a.open(tcp::v4());
-    a.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    a.listen(0);
-    // Non-blocking raw connects: the first one fills the queue, the rest stay pending.
-    std::vector<int> fillers;
-    const auto ep = a.local_endpoint();
-    for (int i = 0; i < 3; ++i) {
-        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        REQUIRE(fd >= 0);
-        ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
-        fillers.push_back(fd);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    UnansweringListener listener;
     HttpClient client(runtime(), {.connect_timeout = std::chrono::milliseconds(200)});
-    auto e = expect_error(client, {.method = "GET", .url = "http://127.0.0.1:" + std::to_string(a.local_endpoint().port()) + "/"});
+    auto e = expect_error(client, {.method = "GET", .url = listener.url()});
     CHECK(e.kind() == HttpErrorKind::timeout);
     CHECK(std::string(e.what()).find("connect timed out") != std::string::npos);
-    for (int fd : fillers) ::close(fd);
 }
 
 TEST_CASE("a streamed body is delivered in pieces as it arrives") {
