@@ -30,7 +30,7 @@
 #include <rath/flow.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/registry.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <boost/asio/co_spawn.hpp>

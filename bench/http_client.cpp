@@ -6,7 +6,7 @@
 // Shapes: 1, 16 and 64 requests in flight (one connection each), then all requests
 // in flight at once over at most 256 connections (the fan-out case: requests queue).
 #include <rath/async.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <boost/asio.hpp>
 
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
         const int concurrency = shape.concurrency;
         rath::net::HttpClient client(rt, {.max_connections_per_host = shape.cap});
         // Warm up: open the connections and touch every code path once.
-        rath::async::block_on(rt, client.async_request({.url = url, .body = body}));
+        if (client.request({.url = url, .body = body}).status != 200) std::fprintf(stderr, "warm-up failed\n");
         const double cpu0 = process_cpu_s();
         const double srv0 = server.cpu_s();
         const auto t0 = std::chrono::steady_clock::now();
@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
                     // Built outside the co_await expression: GCC 12 mishandles braced
                     // temporaries with nested initializer lists inside co_await.
                     rath::net::HttpRequest req{.url = url, .headers = {{"Authorization", "Bearer sk-bench"}}, .body = body};
-                    auto r = co_await client.async_request(std::move(req));
+                    rath::net::HttpResponse r;
+                    co_await client.async_request(req, r);
                     if (r.status != 200) ++failures;
                 }
             });

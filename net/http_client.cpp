@@ -11,14 +11,22 @@
 // Every wait is bounded by the read timeout (a gap between bytes) and the total
 // deadline: plain-TCP read waits by the pool's sweeper timer, everything else by the
 // Beast stream's expiry, re-armed before each operation.
-#include <rath/net/http.hpp>
+//
+// The pieces: the pool and its leases in connection_pool.hpp, the parser in
+// response_parser.hpp, the request head and the request checks in http_message.hpp,
+// the per-thread read buffer in read_buffer.hpp, URL and proxy parsing in url.hpp.
+#include <rath/net/http_client.hpp>
 
+#include "net/connection_pool.hpp"
+#include "net/http_message.hpp"
 #include "net/read_buffer.hpp"
+#include "net/response_parser.hpp"
 #include "net/url.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
 #include <rath/async/detail/completion.hpp>
+#include <rath/async/runtime.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
@@ -35,13 +43,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include <sys/socket.h>
-
 #include <array>
 #include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <deque>
 #include <mutex>
 #include <tuple>
 #include <type_traits>
@@ -49,403 +52,26 @@
 
 namespace rath::net {
 
-using namespace std::string_view_literals;
-
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
-using Clock = std::chrono::steady_clock;
 using boost::system::error_code;
+using detail::Clock;
+using detail::Connection;
+using detail::HostPool;
+using detail::Lease;
+using detail::ReadWait;
+using detail::ResponseParser;
+using detail::TcpStream;
+using detail::Waiter;
 
 namespace {
 
-constexpr std::size_t max_body_reserve = std::size_t{1} << 24;  // what a Content-Length may pre-size
 inline const auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 using detail::thread_read_buffer;
 using detail::thread_read_size;
-
-// The stream on the io_context's own executor rather than beast::tcp_stream's
-// any_io_executor: every operation and timer wait copies the stream's executor into
-// its work guard, and a type-erased copy costs several calls where this is a pointer.
-using TcpStream = beast::basic_stream<tcp, asio::io_context::executor_type>;
-
-struct Connection {
-    explicit Connection(asio::io_context::executor_type ex) : plain(std::in_place, ex) {}
-
-    TcpStream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
-
-    std::optional<TcpStream> plain;
-    std::optional<beast::ssl_stream<TcpStream>> tls;
-    beast::flat_buffer buffer;          // bytes read but not yet parsed
-    std::string head;                   // request head, rebuilt per request in place
-    Clock::time_point idle_since{};
-};
-
-// A response parser that writes the status and header fields straight into the
-// caller's HttpResponse (Beast's basic_fields would allocate every field) and the body
-// into response.body, or, when streaming, into `pending` for the caller to hand on
-// after each parse (a callback that throws must not unwind through Beast's parser or
-// its composed operations).
-class ResponseParser final : public http::basic_parser<false> {
-public:
-    ResponseParser(HttpResponse& out, bool streaming_wanted) : out_(out), streaming_wanted_(streaming_wanted) {
-        header_limit(64 * 1024);
-        body_limit(boost::none);
-        eager(true);  // a put() goes on from the header into the body
-    }
-    int status() const noexcept { return status_; }
-    bool streaming() const noexcept { return streaming_; }
-    // Body bytes parsed since the last take (streaming only).
-    std::string pending;
-
-private:
-    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code& ec) override {
-        ec = http::error::bad_method;  // unreachable: this parser reads responses
-    }
-    void on_response_impl(int code, beast::string_view, int, error_code&) override {
-        status_ = code;
-        out_.headers.clear();
-    }
-    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override {
-        if (out_.headers.empty()) out_.headers.reserve(12, 320);  // a typical answer's fields, one block
-        out_.headers.add(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()));
-    }
-    void on_header_impl(error_code&) override {
-        streaming_ = streaming_wanted_ && status_ >= 200 && status_ <= 299;
-    }
-    void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
-        if (length && !streaming_) out_.body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*length, max_body_reserve)));
-    }
-    std::size_t on_body_impl(beast::string_view body, error_code&) override {
-        (streaming_ ? pending : out_.body).append(body.data(), body.size());
-        return body.size();
-    }
-    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
-    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code& ec) override {
-        return on_body_impl(body, ec);
-    }
-    void on_finish_impl(error_code&) override {}
-
-    HttpResponse& out_;
-    bool streaming_wanted_;
-    bool streaming_ = false;
-    int status_ = 0;
-};
-
-// A plain-TCP connection waiting for its response to become readable. It stays in its
-// pool's list for the wait; the pool's sweeper cancels the wait once `expiry` passes,
-// so a wait needs no timer of its own.
-struct ReadWait {
-    TcpStream::socket_type* socket = nullptr;
-    Clock::time_point expiry{};
-    bool timed_out = false;  // set by the sweeper (under the pool's mutex) before it cancels
-    bool linked = false;     // in the pool's list (changed under its mutex by its own coroutine)
-    ReadWait* prev = nullptr;
-    ReadWait* next = nullptr;
-};
-
-struct Waiter {
-    // The pool's mutex guards every field.
-    bool queued = true;
-    bool granted = false;
-    bool failed = false;
-    error_code why;                    // reason when failed (timed_out / operation_aborted)
-    std::unique_ptr<Connection> conn;  // granted idle connection (null = permit to open one)
-    rath::async::detail::Completion wake;
-    Clock::time_point deadline = Clock::time_point::max();  // fails with timed_out after this
-};
-
-class HostPool : public std::enable_shared_from_this<HostPool> {
-public:
-    HostPool(std::size_t cap, std::chrono::milliseconds idle_timeout, bool tls, asio::any_io_executor ex)
-        : cap_(cap == 0 ? 1 : cap), idle_timeout_(idle_timeout), tls_(tls), sweeper_(std::move(ex)) {}
-
-    struct Grant {
-        std::unique_ptr<Connection> conn;  // null: a permit, the caller opens a connection
-        bool reused = false;
-    };
-
-    // An immediate grant, or nullopt with `w` queued (when given). `fresh_only` never
-    // hands out an idle connection (it may close one to make room).
-    std::optional<Grant> try_acquire(const std::shared_ptr<Waiter>* w, bool fresh_only) {
-        std::vector<std::unique_ptr<Connection>> dead;  // destroyed after the lock is released
-        std::lock_guard lk(mu_);
-        const auto now = Clock::now();
-        if (!fresh_only) {
-            while (!idle_.empty()) {
-                auto c = std::move(idle_.back());
-                idle_.pop_back();
-                if (!is_stale(*c, now)) {
-                    // Free the slots of the dead ones we skipped.
-                    open_ -= dead.size();
-                    wake_locked(dead.size());
-                    return Grant{std::move(c), true};
-                }
-                dead.push_back(std::move(c));
-            }
-        } else if (open_ >= cap_ && !idle_.empty()) {
-            dead.push_back(std::move(idle_.back()));
-            idle_.pop_back();
-        }
-        if (!dead.empty()) {
-            // One dead connection's slot becomes our permit; the rest are freed.
-            open_ -= dead.size() - 1;
-            wake_locked(dead.size() - 1);
-            return Grant{};
-        }
-        if (open_ < cap_) {
-            ++open_;
-            return Grant{};
-        }
-        if (w) {
-            waiters_.push_back(*w);
-            arm_locked((*w)->deadline);
-        }
-        return std::nullopt;
-    }
-
-    // Stores the wake-up completion, or completes at once if the wait is already over.
-    template <class Handler>
-    void wait(const std::shared_ptr<Waiter>& w, Handler handler) {
-        std::lock_guard lk(mu_);
-        if (w->granted || w->failed) {
-            rath::async::detail::Completion(std::move(handler)).post(w->why);
-            return;
-        }
-        w->wake = rath::async::detail::Completion(std::move(handler));
-    }
-
-    // After the wake-up: the grant, or nullopt (the waiter is dequeued).
-    std::optional<Grant> take(const std::shared_ptr<Waiter>& w, bool fresh_only) {
-        std::unique_ptr<Connection> drop;
-        std::lock_guard lk(mu_);
-        if (w->granted) {
-            if (fresh_only && w->conn) drop = std::move(w->conn);  // keep its slot as a permit
-            const bool reused = w->conn != nullptr;
-            return Grant{std::move(w->conn), reused};
-        }
-        if (w->queued) {
-            waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-            w->queued = false;
-        }
-        return std::nullopt;
-    }
-
-    // Cancellation while queued: ends the wait unless already granted.
-    void expire(const std::shared_ptr<Waiter>& w, error_code why) {
-        std::lock_guard lk(mu_);
-        expire_locked(*w, why);
-    }
-
-    // A connection finished its exchange cleanly and can carry another request.
-    void release(std::unique_ptr<Connection> c) {
-        std::lock_guard lk(mu_);
-        c->idle_since = Clock::now();
-        for (const auto& w : waiters_) {
-            if (w->failed) continue;
-            grant_locked(w, std::move(c));
-            return;
-        }
-        idle_.push_back(std::move(c));
-    }
-
-    // A leased slot comes back without a usable connection.
-    void discard() {
-        std::lock_guard lk(mu_);
-        --open_;
-        wake_locked(1);
-    }
-
-    std::size_t open_count() {
-        std::lock_guard lk(mu_);
-        return open_;
-    }
-
-    // A read wait starts (`w` stays put until unwatch) / ends.
-    void watch(ReadWait& w) {
-        std::lock_guard lk(mu_);
-        w.timed_out = false;
-        w.linked = true;
-        w.prev = reads_tail_;
-        w.next = nullptr;
-        (reads_tail_ ? reads_tail_->next : reads_head_) = &w;
-        reads_tail_ = &w;
-        arm_locked(w.expiry);
-    }
-    // Returns whether the sweeper timed the wait out.
-    bool unwatch(ReadWait& w) {
-        std::lock_guard lk(mu_);
-        if (!w.linked) return w.timed_out;
-        w.linked = false;
-        (w.prev ? w.prev->next : reads_head_) = w.next;
-        (w.next ? w.next->prev : reads_tail_) = w.prev;
-        w.prev = w.next = nullptr;
-        return w.timed_out;
-    }
-
-private:
-    void expire_locked(Waiter& w, error_code why) {
-        if (!w.queued || w.granted || w.failed) return;
-        w.failed = true;
-        w.why = why;
-        if (w.wake) w.wake.post(why);
-    }
-
-    // Queue deadlines and read-wait expiries: one timer per pool, armed for the earliest
-    // one, instead of a timer per queued request or per read (a fan-out has thousands
-    // of each). Timer calls happen under mu_, so they never run concurrently.
-    void arm_locked(Clock::time_point deadline) {
-        if (deadline == Clock::time_point::max()) return;
-        if (armed_ && deadline >= armed_at_) return;
-        armed_ = true;
-        armed_at_ = deadline;
-        sweeper_.expires_at(deadline);
-        sweeper_.async_wait([weak = weak_from_this()](error_code ec) {
-            if (ec) return;  // re-armed or the pool is going away
-            if (auto self = weak.lock()) self->sweep();
-        });
-    }
-
-    void sweep() {
-        std::lock_guard lk(mu_);
-        armed_ = false;
-        const auto now = Clock::now();
-        auto next = Clock::time_point::max();
-        for (const auto& w : waiters_) {
-            if (w->failed) continue;
-            if (w->deadline <= now)
-                expire_locked(*w, asio::error::timed_out);
-            else
-                next = std::min(next, w->deadline);
-        }
-        for (ReadWait* r = reads_head_; r; r = r->next) {
-            if (r->timed_out) continue;
-            if (r->expiry <= now) {
-                // The waiting coroutine is suspended in its wait (it leaves the list
-                // under mu_ before it touches the socket again): cancelling is safe.
-                r->timed_out = true;
-                error_code ignored;
-                r->socket->cancel(ignored);
-            } else {
-                next = std::min(next, r->expiry);
-            }
-        }
-        arm_locked(next);
-    }
-
-    // Dead or stale? A readable idle plain-TCP socket means EOF, a reset or stray
-    // bytes. On TLS a readable socket may just hold a session ticket, so only EOF and
-    // errors count there. One non-blocking peek, never a wait; none for a connection
-    // idle for less than a second (servers close idle connections after seconds, and a
-    // reused connection found closed before any answer byte is retried once on a new
-    // one anyway), which spares a fan-out a system call per request.
-    bool is_stale(Connection& c, Clock::time_point now) const {
-        if (now - c.idle_since > idle_timeout_) return true;
-        if (now - c.idle_since < std::chrono::seconds(1)) return false;
-        char b;
-        const ssize_t n = ::recv(c.tcp().socket().native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK);
-        return n == 0 || !tls_;
-    }
-
-    // Hands up to `n` freed slots to queued requests as permits.
-    void wake_locked(std::size_t n) {
-        for (auto it = waiters_.begin(); n > 0 && it != waiters_.end() && open_ < cap_;) {
-            auto w = *it;
-            if (w->failed) {
-                ++it;
-                continue;
-            }
-            ++open_;
-            --n;
-            grant_locked(w, nullptr);
-            it = waiters_.begin();
-        }
-    }
-
-    // `w` by value: it is erased from waiters_ here, and may be a reference into it.
-    void grant_locked(std::shared_ptr<Waiter> w, std::unique_ptr<Connection> c) {
-        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-        w->queued = false;
-        w->granted = true;
-        w->conn = std::move(c);
-        if (w->wake) w->wake.post({});
-    }
-
-    std::mutex mu_;
-    std::size_t cap_;
-    std::chrono::milliseconds idle_timeout_;
-    bool tls_;
-    std::size_t open_ = 0;  // idle + leased (including ones being opened)
-    std::vector<std::unique_ptr<Connection>> idle_;
-    std::deque<std::shared_ptr<Waiter>> waiters_;
-    ReadWait* reads_head_ = nullptr;  // plain-TCP read waits, in start order
-    ReadWait* reads_tail_ = nullptr;
-    asio::steady_timer sweeper_;
-    bool armed_ = false;
-    Clock::time_point armed_at_{};
-};
-
-// Owns one pool slot for the duration of an exchange; gives it back on every exit.
-class Lease {
-public:
-    Lease(std::shared_ptr<HostPool> pool, std::unique_ptr<Connection> conn, bool reused)
-        : pool_(std::move(pool)), conn(std::move(conn)), reused(reused) {}
-    Lease(Lease&& o) noexcept : pool_(std::move(o.pool_)), conn(std::move(o.conn)), reused(o.reused) {}
-    Lease& operator=(Lease&&) = delete;
-    ~Lease() {
-        if (pool_) {
-            conn.reset();
-            pool_->discard();
-        }
-    }
-    void release() {
-        pool_->release(std::move(conn));
-        pool_.reset();
-    }
-
-private:
-    std::shared_ptr<HostPool> pool_;
-
-public:
-    std::unique_ptr<Connection> conn;
-    bool reused;
-};
-
-bool is_token_char(char c) {
-    if (std::isalnum(static_cast<unsigned char>(c))) return true;
-    switch (c) {
-        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-        case '-': case '.': case '^': case '_': case '`': case '|': case '~': return true;
-        default: return false;
-    }
-}
-
-using detail::iequals;
-
-// Names only: header values may be secrets.
-void validate_header(const HttpHeader& h, const std::string& url) {
-    if (h.name.empty() || !std::all_of(h.name.begin(), h.name.end(), is_token_char))
-        throw HttpError(HttpErrorKind::invalid_request, url, "invalid header name '" + h.name + "'");
-    if (h.value.find_first_of("\r\n", 0, 3) != std::string::npos)
-        throw HttpError(HttpErrorKind::invalid_request, url, "value of header '" + h.name + "' contains CR, LF or NUL");
-}
-
-void validate_request(const HttpRequest& r, const std::string& url) {
-    for (const auto& p : r.body_parts)
-        if (!p) throw HttpError(HttpErrorKind::invalid_request, url, "null body part");
-    if (r.method.empty() || !std::all_of(r.method.begin(), r.method.end(), is_token_char))
-        throw HttpError(HttpErrorKind::invalid_request, url, "invalid method '" + r.method + "'");
-    for (const auto& h : r.headers) validate_header(h, url);
-}
-
-bool is_length_header(std::string_view name) {
-    return iequals(name, "content-length") || iequals(name, "transfer-encoding");
-}
-
-bool method_has_body(std::string_view m) { return m == "POST" || m == "PUT" || m == "PATCH"; }
 
 }  // namespace
 
@@ -676,33 +302,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         }
     }
 
-    void build_head(std::string& head, const HttpRequest& r, const detail::Target& t, const detail::Proxy* px) const {
-        head.clear();
-        head.append(r.method).push_back(' ');
-        if (px && !t.tls) head.append(t.scheme).append("://"sv).append(t.authority);  // absolute-form via proxy
-        head.append(t.target).append(" HTTP/1.1\r\n"sv);
-        bool has_host = false, has_ua = false;
-        if (const auto& preset = r.preset_headers) {
-            head.append(preset->wire());
-            has_host = preset->contains("host");
-            has_ua = preset->contains("user-agent");
-        }
-        for (const auto& h : r.headers) {
-            if (is_length_header(h.name)) continue;
-            has_host |= iequals(h.name, "host");
-            has_ua |= iequals(h.name, "user-agent");
-            head.append(h.name).append(": "sv).append(h.value).append("\r\n"sv);
-        }
-        if (!has_host) head.append("Host: "sv).append(t.authority).append("\r\n"sv);
-        if (!has_ua && !options.user_agent.empty()) head.append("User-Agent: "sv).append(options.user_agent).append("\r\n"sv);
-        const std::size_t body_size = r.body_size();
-        if (body_size > 0 || method_has_body(r.method))
-            head.append("Content-Length: "sv).append(std::to_string(body_size)).append("\r\n"sv);
-        if (px && !t.tls && !px->authorization.empty())
-            head.append("Proxy-Authorization: "sv).append(px->authorization).append("\r\n"sv);
-        head.append("\r\n"sv);
-    }
-
     // One exchange's state. The response is the caller's own slot: a parked request
     // holds no second copy of it, and the error is a pointer, not an inline HttpError.
     struct Exchange {
@@ -863,7 +462,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                                      const std::function<void(std::string_view)>* sink, HttpResponse& out) {
         const std::shared_ptr<const Route> route = self->route_for(r.url);
         const detail::Target& t = route->target;
-        validate_request(r, t.redacted);
+        detail::validate_request(r, t.redacted);
         const detail::Proxy* px = route->proxy;
         const std::shared_ptr<HostPool>& pool = route->pool;
         const auto deadline = Clock::now() + self->options.total_timeout;
@@ -873,41 +472,52 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             std::atomic<std::uint64_t>& n;
             ~InFlight() { n.fetch_sub(1, std::memory_order_relaxed); }
         } in_flight{self->requests_in_flight};
-        for (int attempt = 0;; ++attempt) {
-            // A free slot or idle connection is taken without a coroutine; only a
-            // request that must queue pays for one.
-            std::optional<Lease> leased;
-            if (auto g = pool->try_acquire(nullptr, attempt > 0)) {
-                leased.emplace(pool, std::move(g->conn), g->reused);
-            } else {
-                Lease queued = co_await self->acquire(pool, t, deadline, attempt > 0);
-                leased.emplace(std::move(queued));
-            }
-            Lease& lease = *leased;
-            if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
-            if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
-            Connection& c = *lease.conn;
-            self->build_head(c.head, r, t, px);
-            Exchange x(out);
-            if (c.tls) {
-                if (co_await self->send(*c.tls, c, r, t, deadline, x))
-                    co_await self->receive(*c.tls, c, *pool, r, t, deadline, sink, x);
-            } else {
-                if (co_await self->send(*c.plain, c, r, t, deadline, x))
-                    co_await self->receive(*c.plain, c, *pool, r, t, deadline, sink, x);
-            }
-            if (x.error) {
-                // A kept-alive connection the server had already closed: nothing of the
-                // response arrived, so the request is re-sent once on a new connection.
-                if (lease.reused && attempt == 0 && !x.any_byte && x.error_kind == HttpErrorKind::closed) {
-                    self->stale_retries.fetch_add(1, std::memory_order_relaxed);
-                    continue;  // the lease's destructor frees the dead connection's slot
+        // Whatever a cancelled exchange fails with (an aborted connect, handshake or
+        // CONNECT, or Asio's operation_aborted from the next co_await), the caller sees
+        // CancelledError, as HttpClient's contract says.
+        const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+        try {
+            for (int attempt = 0;; ++attempt) {
+                // A free slot or idle connection is taken without a coroutine; only a
+                // request that must queue pays for one.
+                std::optional<Lease> leased;
+                if (auto g = pool->try_acquire(nullptr, attempt > 0)) {
+                    leased.emplace(pool, std::move(g->conn), g->reused);
+                } else {
+                    Lease queued = co_await self->acquire(pool, t, deadline, attempt > 0);
+                    leased.emplace(std::move(queued));
                 }
-                std::rethrow_exception(x.error);
+                Lease& lease = *leased;
+                if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
+                if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
+                Connection& c = *lease.conn;
+                detail::write_request_head(c.head, r, t, px, self->options.user_agent);
+                Exchange x(out);
+                if (c.tls) {
+                    if (co_await self->send(*c.tls, c, r, t, deadline, x))
+                        co_await self->receive(*c.tls, c, *pool, r, t, deadline, sink, x);
+                } else {
+                    if (co_await self->send(*c.plain, c, r, t, deadline, x))
+                        co_await self->receive(*c.plain, c, *pool, r, t, deadline, sink, x);
+                }
+                if (x.error) {
+                    // A kept-alive connection the server had already closed: nothing of the
+                    // response arrived, so the request is re-sent once on a new connection.
+                    if (lease.reused && attempt == 0 && !x.any_byte && x.error_kind == HttpErrorKind::closed) {
+                        self->stale_retries.fetch_add(1, std::memory_order_relaxed);
+                        continue;  // the lease's destructor frees the dead connection's slot
+                    }
+                    std::rethrow_exception(x.error);
+                }
+                // Leftover bytes after a complete response would desynchronise the next one.
+                if (x.reusable && c.buffer.size() == 0) lease.release();
+                co_return;
             }
-            // Leftover bytes after a complete response would desynchronise the next one.
-            if (x.reusable && c.buffer.size() == 0) lease.release();
-            co_return;
+        } catch (const rath::async::CancelledError&) {
+            throw;
+        } catch (...) {
+            if (cancel_state.cancelled() == asio::cancellation_type::none) throw;
+            throw rath::async::CancelledError("HTTP request cancelled");
         }
     }
 
@@ -924,80 +534,26 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::unordered_map<std::string, std::shared_ptr<const Route>> targets;
 };
 
-HeaderBlock::HeaderBlock(std::vector<HttpHeader> headers) {
-    std::erase_if(headers, [](const HttpHeader& h) { return is_length_header(h.name); });
-    std::size_t n = 0;
-    for (const auto& h : headers) {
-        validate_header(h, "<preset headers>");
-        n += h.name.size() + h.value.size() + 4;
-    }
-    wire_.reserve(n);
-    for (const auto& h : headers) wire_.append(h.name).append(": ").append(h.value).append("\r\n");
-    headers_ = std::move(headers);
-}
-
-bool HeaderBlock::contains(std::string_view name) const noexcept {
-    return std::any_of(headers_.begin(), headers_.end(), [&](const HttpHeader& h) { return iequals(h.name, name); });
-}
-
-std::vector<HttpHeader> HeaderBlock::merged(const std::vector<HttpHeader>& overrides) const {
-    std::vector<HttpHeader> out = headers_;
-    for (const auto& o : overrides) {
-        auto it = std::find_if(out.begin(), out.end(), [&](const HttpHeader& h) { return iequals(h.name, o.name); });
-        if (it != out.end())
-            it->value = o.value;
-        else
-            out.push_back(o);
-    }
-    return out;
-}
-
-std::size_t HttpRequest::body_size() const noexcept {
-    std::size_t n = body.size();
-    for (const auto& p : body_parts) n += p ? p->size() : 0;
-    return n;
-}
-
-std::string HttpRequest::full_body() const {
-    std::string out;
-    out.reserve(body_size());
-    out += body;
-    for (const auto& p : body_parts)
-        if (p) out += *p;
-    return out;
-}
-
 HttpClient::HttpClient(HttpClientOptions options)
     : HttpClient(rath::async::Runtime::default_runtime(), std::move(options)) {}
 
 HttpClient::HttpClient(rath::async::Runtime& runtime, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(runtime, std::move(options))) {}
 
-// The owning forms keep `request` and the response in their own frame.
-asio::awaitable<HttpResponse> HttpClient::async_request(HttpRequest request) {
-    HttpResponse out;
-    co_await async_request_into(request, out);
-    co_return out;
-}
-
-asio::awaitable<HttpResponse> HttpClient::async_stream(HttpRequest request, std::function<void(std::string_view)> on_body) {
-    HttpResponse out;
-    co_await async_stream_into(request, on_body, out);
-    co_return out;
-}
-
-asio::awaitable<void> HttpClient::async_request_into(const HttpRequest& request, HttpResponse& response) {
+asio::awaitable<void> HttpClient::async_request(const HttpRequest& request, HttpResponse& response) {
     return Impl::run(impl_, request, nullptr, response);
 }
 
-asio::awaitable<void> HttpClient::async_stream_into(const HttpRequest& request,
-                                                    const std::function<void(std::string_view)>& on_body,
-                                                    HttpResponse& response) {
+asio::awaitable<void> HttpClient::async_stream(const HttpRequest& request,
+                                               const std::function<void(std::string_view)>& on_body,
+                                               HttpResponse& response) {
     return Impl::run(impl_, request, on_body ? &on_body : nullptr, response);
 }
 
-HttpResponse HttpClient::request(HttpRequest request) {
-    return rath::async::block_on(impl_->runtime, async_request(std::move(request)));
+HttpResponse HttpClient::request(const HttpRequest& request) {
+    HttpResponse response;
+    rath::async::block_on(impl_->runtime, async_request(request, response));
+    return response;
 }
 
 HttpClientStats HttpClient::stats() const {

@@ -261,7 +261,7 @@ void throw_if_error_status(std::string_view provider, const net::HttpResponse& r
 
 boost::asio::awaitable<void> start_send(net::HttpClient& http, const net::HttpRequest& request,
                                         std::optional<double> timeout_seconds, net::HttpResponse& response) {
-    return maybe_timeout(http.async_request_into(request, response), timeout_seconds);
+    return maybe_timeout(http.async_request(request, response), timeout_seconds);
 }
 
 std::exception_ptr map_send_error(std::exception_ptr e, std::string_view provider, std::string_view secret) {
@@ -289,7 +289,7 @@ boost::asio::awaitable<void> async_send_stream(net::HttpClient& http, const net:
                                                const std::function<void(std::string_view)>& on_body) {
     net::HttpResponse resp;
     try {
-        co_await maybe_timeout(http.async_stream_into(request, on_body, resp), timeout_seconds);
+        co_await maybe_timeout(http.async_stream(request, on_body, resp), timeout_seconds);
     } catch (...) {
         std::rethrow_exception(map_send_error(std::current_exception(), provider, secret));
     }

@@ -5,7 +5,7 @@
 #include <rath/config/store.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/error.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <boost/json/object.hpp>
 

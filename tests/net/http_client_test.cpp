@@ -4,7 +4,7 @@
 #include "net/test_server.hpp"
 
 #include <rath/async.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 #include <rath/net/retry.hpp>
 
 #include <doctest/doctest.h>
@@ -43,20 +43,82 @@ rath::async::Runtime& runtime() {
     return rt;
 }
 
+// One request in its own frame, which owns the request and the response (a parameter
+// by value: the frame keeps it for the borrowing operation).
+asio::awaitable<HttpResponse> fetch(HttpClient& client, HttpRequest req) {
+    HttpResponse response;
+    co_await client.async_request(req, response);
+    co_return response;
+}
+
 // The body, or "timeout" for a timeout (parameters by value: the frame owns them).
 asio::awaitable<std::string> body_or_timeout(HttpClient& client, HttpRequest req) {
     try {
-        auto r = co_await client.async_request(std::move(req));
+        HttpResponse r;
+        co_await client.async_request(req, r);
         co_return r.body;
     } catch (const HttpError& e) {
         co_return e.kind() == HttpErrorKind::timeout ? std::string("timeout") : std::string(e.what());
     }
 }
 
-Caught expect_error(HttpClient& client, HttpRequest req) {
-    auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
+Caught expect_error(HttpClient& client, const HttpRequest& req) {
+    HttpResponse out;
+    auto e = run_catching<HttpError>(runtime(), client.async_request(req, out));
     REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
     return e;
+}
+
+// An operation spawned on its own strand with a cancellation slot the test emits into
+// (on that strand: a slot is not thread-safe); get() reports a CancelledError.
+class Cancellable {
+public:
+    explicit Cancellable(asio::awaitable<void> op) : strand_(asio::make_strand(runtime().executor())) {
+        done_ = asio::co_spawn(strand_, catching<rath::async::CancelledError>(std::move(op)),
+                               asio::bind_cancellation_slot(signal_.slot(), asio::use_future));
+    }
+    void cancel() {
+        asio::post(strand_, [this] { signal_.emit(asio::cancellation_type::terminal); });
+    }
+    Caught get() { return done_.get(); }
+
+private:
+    asio::strand<rath::async::Runtime::executor_type> strand_;
+    asio::cancellation_signal signal_;
+    std::future<Caught> done_;
+};
+
+// A listener whose accept queue is full: it drops further SYNs, so a connect to it
+// hangs. Non-blocking raw connects fill the queue (the first one) and stay pending.
+class UnansweringListener {
+public:
+    UnansweringListener() : acceptor_(io_) {
+        acceptor_.open(tcp::v4());
+        acceptor_.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        acceptor_.listen(0);
+        const auto ep = acceptor_.local_endpoint();
+        for (int i = 0; i < 3; ++i) {
+            int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            REQUIRE(fd >= 0);
+            ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
+            fillers_.push_back(fd);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ~UnansweringListener() {
+        for (int fd : fillers_) ::close(fd);
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()) + "/"; }
+
+private:
+    asio::io_context io_;
+    tcp::acceptor acceptor_;
+    std::vector<int> fillers_;
+};
+
+template <class Condition>
+void wait_until(Condition done) {
+    for (int i = 0; i < 300 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 }  // namespace
@@ -183,7 +245,7 @@ TEST_CASE("sequential requests reuse one keep-alive connection") {
     CHECK(client.stats().connections_reused == 9);
 }
 
-TEST_CASE("the into forms fill the caller's response and replace what it held") {
+TEST_CASE("async_request and async_stream fill the caller's response and replace what it held") {
     TestServer server(echo);
     HttpClient client(runtime());
     HttpRequest req{.method = "POST", .url = server.url("/into"), .body = "abc"};
@@ -191,7 +253,7 @@ TEST_CASE("the into forms fill the caller's response and replace what it held") 
     out.status = 599;
     out.body = std::string(10'000, 'x');
     out.headers.add("X-Stale", "1");
-    rath::async::block_on(runtime(), client.async_request_into(req, out));
+    rath::async::block_on(runtime(), client.async_request(req, out));
     CHECK(out.status == 200);
     CHECK(!out.header("X-Stale"));
     auto echoed = boost::json::parse(out.body).as_object();
@@ -200,12 +262,47 @@ TEST_CASE("the into forms fill the caller's response and replace what it held") 
     // The streaming form: body bytes go to on_body, the response keeps status and headers.
     std::string streamed;
     std::function<void(std::string_view)> on_body = [&](std::string_view b) { streamed += b; };
-    rath::async::block_on(runtime(), client.async_stream_into(req, on_body, out));
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, out));
     CHECK(out.status == 200);
     CHECK(out.body.empty());
     CHECK(out.header("Content-Type") == "application/json");
     CHECK(boost::json::parse(streamed).at("body") == "abc");
+    // The request is borrowed, not consumed: the same one is sent again, unchanged.
+    CHECK(req.body == "abc");
+    rath::async::block_on(runtime(), client.async_request(req, out));
+    CHECK(boost::json::parse(out.body).at("body") == "abc");
     CHECK(client.stats().connections_opened == 1);
+}
+
+TEST_CASE("the caller's response is filled in place: headers before the first body bytes, the body in its own buffer") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        co_return co_await c.write(response(200, std::string(req.target()) + std::string(1000, '.'),
+                                            "Content-Type: text/event-stream\r\nX-Mark: 7\r\n"));
+    });
+    HttpClient client(runtime());
+    HttpRequest req{.method = "GET", .url = server.url("/in-place")};
+    // Streaming: while on_body runs, the caller's own object already holds the fields.
+    HttpResponse out;
+    int calls = 0;
+    bool fields_seen_in_place = true;
+    std::function<void(std::string_view)> on_body = [&](std::string_view) {
+        ++calls;
+        fields_seen_in_place = fields_seen_in_place && out.header("X-Mark") == "7" &&
+                               out.header("content-type") == "text/event-stream";
+    };
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, out));
+    CHECK(calls >= 1);
+    CHECK(fields_seen_in_place);
+    // Whole body: appended to the caller's string, whose buffer (room reserved beforehand)
+    // is the one that ends up holding it; nothing was moved in from another response.
+    HttpResponse whole;
+    whole.body.reserve(64 * 1024);
+    const char* const buffer = whole.body.data();
+    rath::async::block_on(runtime(), client.async_request(req, whole));
+    CHECK(whole.body == "/in-place" + std::string(1000, '.'));
+    CHECK(whole.body.data() == buffer);
+    // The sync facade fills its own response the same way.
+    CHECK(client.request(req).body == whole.body);
 }
 
 TEST_CASE("concurrent requests beyond the pool cap queue instead of opening sockets") {
@@ -215,8 +312,7 @@ TEST_CASE("concurrent requests beyond the pool cap queue instead of opening sock
     });
     HttpClient client(runtime(), {.max_connections_per_host = 8});
     rath::async::TaskGroup<HttpResponse> group(runtime());
-    for (int i = 0; i < 200; ++i)
-        group.spawn(client.async_request({.url = server.url(), .body = std::to_string(i)}));
+    for (int i = 0; i < 200; ++i) group.spawn(fetch(client, {.url = server.url(), .body = std::to_string(i)}));
     auto results = group.join();
     REQUIRE(results.size() == 200);
     for (int i = 0; i < 200; ++i) {
@@ -400,14 +496,64 @@ TEST_CASE("a request waiting for its answer ends at once when its awaiting corou
     });
     HttpClient client(runtime());
     const auto start = std::chrono::steady_clock::now();
-    auto op = rath::async::with_timeout(client.async_request({.method = "GET", .url = server.url()}),
-                                        std::chrono::milliseconds(100), "request");
+    HttpRequest req{.method = "GET", .url = server.url()};
+    HttpResponse out;
+    auto op = rath::async::with_timeout(client.async_request(req, out), std::chrono::milliseconds(100), "request");
     CHECK_THROWS_AS(rath::async::block_on(runtime(), std::move(op)), rath::async::TimeoutError);
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
     for (int i = 0; i < 100 && client.stats().requests_in_flight > 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     CHECK(client.stats().requests_in_flight == 0);
     CHECK(client.stats().connections_open == 0);  // the cancelled exchange's connection is not pooled
+}
+
+TEST_CASE("a request cancelled while queued or while awaiting its answer ends with CancelledError and frees its slot") {
+    TestServer server([](ServerConnection& c, const Request& req) -> asio::awaitable<bool> {
+        if (req.target() == "/slow") co_await c.sleep(std::chrono::milliseconds(3000));
+        co_return co_await c.write(response(200, std::string(req.target())));
+    });
+    HttpClient client(runtime(), {.total_timeout = std::chrono::milliseconds(2500), .max_connections_per_host = 1});
+    HttpRequest slow{.method = "GET", .url = server.url("/slow")};
+    HttpResponse first_out, second_out;
+    const auto start = std::chrono::steady_clock::now();
+    Cancellable awaiting_answer(client.async_request(slow, first_out));
+    wait_until([&] { return server.requests == 1; });
+    Cancellable queued(client.async_request(slow, second_out));  // the cap is 1: it queues
+    wait_until([&] { return client.stats().requests_in_flight == 2; });
+    REQUIRE(client.stats().requests_in_flight == 2);
+
+    queued.cancel();
+    auto q = queued.get();
+    CHECK(q.thrown);
+    CHECK(std::string(q.what()).find("queued for a connection") != std::string::npos);
+    CHECK(client.stats().requests_in_flight == 1);
+
+    awaiting_answer.cancel();
+    auto a = awaiting_answer.get();
+    CHECK(a.thrown);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
+    wait_until([&] { return client.stats().requests_in_flight == 0; });
+    CHECK(client.stats().requests_in_flight == 0);
+    CHECK(client.stats().connections_open == 0);  // closed, not pooled
+    // Its slot came back: with a cap of one, the next request gets a connection at once.
+    CHECK(client.request({.method = "GET", .url = server.url("/quick")}).body == "/quick");
+    CHECK(client.stats().connections_opened == 2);
+}
+
+TEST_CASE("a connect cancelled by its awaiting coroutine ends with CancelledError rather than a connect error") {
+    UnansweringListener listener;
+    HttpClient client(runtime());  // a connect timeout of ten seconds
+    HttpRequest req{.method = "GET", .url = listener.url()};
+    HttpResponse out;
+    const auto start = std::chrono::steady_clock::now();
+    Cancellable op(client.async_request(req, out));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    op.cancel();
+    auto e = op.get();
+    CHECK(e.thrown);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2000));
+    CHECK(client.stats().requests_in_flight == 0);
+    CHECK(client.stats().connections_open == 0);
 }
 
 TEST_CASE("a runtime shut down while requests wait for their answers leaves the pool consistent") {
@@ -419,7 +565,7 @@ TEST_CASE("a runtime shut down while requests wait for their answers leaves the 
         rath::async::Runtime rt({.threads = 1, .name = "net-shutdown"});
         HttpClient client(rt, {.read_timeout = std::chrono::milliseconds(200)});
         std::vector<rath::async::Lazy<HttpResponse>> pending;
-        for (int i = 0; i < 8; ++i) pending.push_back(rt.submit(client.async_request({.method = "GET", .url = server.url()})));
+        for (int i = 0; i < 8; ++i) pending.push_back(rt.submit(fetch(client, {.method = "GET", .url = server.url()})));
         for (int i = 0; i < 100 && client.stats().requests_in_flight < 8; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         rt.shutdown();  // the waits are abandoned or cancelled; none may stay in the pool's list
@@ -458,27 +604,11 @@ TEST_CASE("a refused connection is a connect error") {
 }
 
 TEST_CASE("a connect that gets no answer hits the connect timeout") {
-    // A listener whose accept queue is full drops further SYNs, so connect hangs.
-    asio::io_context io;
-    tcp::acceptor a(io);
-    a.open(tcp::v4());
-    a.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    a.listen(0);
-    // Non-blocking raw connects: the first one fills the queue, the rest stay pending.
-    std::vector<int> fillers;
-    const auto ep = a.local_endpoint();
-    for (int i = 0; i < 3; ++i) {
-        int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        REQUIRE(fd >= 0);
-        ::connect(fd, ep.data(), static_cast<socklen_t>(ep.size()));
-        fillers.push_back(fd);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    UnansweringListener listener;
     HttpClient client(runtime(), {.connect_timeout = std::chrono::milliseconds(200)});
-    auto e = expect_error(client, {.method = "GET", .url = "http://127.0.0.1:" + std::to_string(a.local_endpoint().port()) + "/"});
+    auto e = expect_error(client, {.method = "GET", .url = listener.url()});
     CHECK(e.kind() == HttpErrorKind::timeout);
     CHECK(std::string(e.what()).find("connect timed out") != std::string::npos);
-    for (int fd : fillers) ::close(fd);
 }
 
 TEST_CASE("a streamed body is delivered in pieces as it arrives") {
@@ -498,12 +628,14 @@ TEST_CASE("a streamed body is delivered in pieces as it arrives") {
     HttpClient client(runtime());
     std::vector<std::string> pieces;
     std::string all;
-    auto r = rath::async::block_on(runtime(), client.async_stream({.url = server.url(), .body = "{}"},
-                                                                   [&](std::string_view bytes) {
-                                                                       pieces.emplace_back(bytes);
-                                                                       all += bytes;
-                                                                       ++seen;
-                                                                   }));
+    HttpRequest req{.url = server.url(), .body = "{}"};
+    std::function<void(std::string_view)> on_body = [&](std::string_view bytes) {
+        pieces.emplace_back(bytes);
+        all += bytes;
+        ++seen;
+    };
+    HttpResponse r;
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, r));
     CHECK(r.status == 200);
     CHECK(r.body.empty());
     CHECK(r.header("content-type") == "text/event-stream");
@@ -518,8 +650,10 @@ TEST_CASE("a 4xx on the stream path is read whole and on_body is never called") 
     });
     HttpClient client(runtime());
     int calls = 0;
-    auto r = rath::async::block_on(runtime(), client.async_stream({.url = server.url(), .body = "{}"},
-                                                                   [&](std::string_view) { ++calls; }));
+    HttpRequest req{.url = server.url(), .body = "{}"};
+    std::function<void(std::string_view)> on_body = [&](std::string_view) { ++calls; };
+    HttpResponse r;
+    rath::async::block_on(runtime(), client.async_stream(req, on_body, r));
     CHECK(r.status == 429);
     CHECK(calls == 0);
     CHECK(r.body == R"({"error":{"type":"rate_limit_error","message":"slow down"}})");
@@ -531,8 +665,10 @@ TEST_CASE("an exception thrown by on_body aborts the stream and discards the con
         co_return co_await c.write(response(200, "data: x\n\n"));
     });
     HttpClient client(runtime());
-    auto e = run_catching<std::runtime_error>(
-        runtime(), client.async_stream({.url = server.url()}, [](std::string_view) { throw std::runtime_error("stop"); }));
+    HttpRequest req{.url = server.url()};
+    std::function<void(std::string_view)> on_body = [](std::string_view) { throw std::runtime_error("stop"); };
+    HttpResponse out;
+    auto e = run_catching<std::runtime_error>(runtime(), client.async_stream(req, on_body, out));
     REQUIRE(e.thrown);
     CHECK(std::string(e.what()) == "stop");
     CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
@@ -569,7 +705,7 @@ TEST_CASE("the sync facade refuses to block a runtime thread") {
     HttpClient client(runtime());
     auto op = [&]() -> asio::awaitable<bool> {
         try {
-            client.request({.method = "GET", .url = "http://127.0.0.1:1/"});
+            (void)client.request({.method = "GET", .url = "http://127.0.0.1:1/"});
         } catch (const rath::async::DeadlockError&) {
             co_return true;
         }
@@ -587,7 +723,8 @@ TEST_CASE("requests queued beyond the pool cap fail at the total deadline withou
     auto attempt = [&](int i) -> asio::awaitable<std::string> {
         try {
             HttpRequest req{.url = server.url(), .body = std::to_string(i)};  // named: GCC 12 co_await rule
-            co_await client.async_request(std::move(req));
+            HttpResponse out;
+            co_await client.async_request(req, out);
             co_return std::string("no error");
         } catch (const HttpError& e) {
             co_return std::string(e.kind() == HttpErrorKind::timeout ? "timeout: " : "other: ") + e.what();
@@ -673,7 +810,7 @@ TEST_CASE("stats count requests in flight and open connections") {
     TestServer server(echo);
     HttpClient client(runtime(), {.max_connections_per_host = 4});
     CHECK(client.stats().requests_started == 0);
-    for (int i = 0; i < 3; ++i) client.request({.method = "GET", .url = server.url()});
+    for (int i = 0; i < 3; ++i) CHECK(client.request({.method = "GET", .url = server.url()}).status == 200);
     auto s = client.stats();
     CHECK(s.requests_started == 3);
     CHECK(s.requests_in_flight == 0);

@@ -14,7 +14,7 @@
 #include <rath/llm/request.hpp>
 #include <rath/llm/response.hpp>
 #include <rath/llm/stream_delta.hpp>
-#include <rath/net/http.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <boost/asio/awaitable.hpp>
 

@@ -20,17 +20,18 @@ enum class HttpErrorKind {
     closed,           // the peer closed or reset the connection before the response was complete
 };
 
-std::string_view to_string(HttpErrorKind kind) noexcept;
+[[nodiscard]] std::string_view to_string(HttpErrorKind kind) noexcept;
 
+// Immutable: its accessors may be called from any thread.
 class HttpError : public Error {
 public:
     HttpError(HttpErrorKind kind, std::string url, const std::string& detail)
         : Error("HTTP " + std::string(to_string(kind)) + " error: " + detail + " (" + url + ")"),
           kind_(kind), url_(std::move(url)) {}
 
-    HttpErrorKind kind() const noexcept { return kind_; }
+    [[nodiscard]] HttpErrorKind kind() const noexcept { return kind_; }
     // The request URL without credentials.
-    const std::string& url() const noexcept { return url_; }
+    [[nodiscard]] const std::string& url() const noexcept { return url_; }
 
 private:
     HttpErrorKind kind_;

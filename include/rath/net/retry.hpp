@@ -4,6 +4,7 @@
 // and the retryable HTTP statuses. Pure functions; the loop that applies them to
 // provider calls is the LLM layer's (its one retry loop).
 #include <rath/net/http.hpp>
+#include <rath/net/http_error.hpp>
 
 #include <chrono>
 #include <optional>
@@ -27,29 +28,30 @@ struct RetryPolicy {
 // attempt): min(cap, base * 2^attempt_index) plus, with jitter, `unit_random * base`
 // where unit_random is in [0, 1). A present `retry_after` replaces the schedule
 // (clamped to [0, cap]; no jitter is added to a server-mandated delay).
-Seconds backoff_delay(const RetryPolicy& policy, int attempt_index, std::optional<Seconds> retry_after,
-                      double unit_random);
+[[nodiscard]] Seconds backoff_delay(const RetryPolicy& policy, int attempt_index, std::optional<Seconds> retry_after,
+                                    double unit_random);
 // Same, drawing unit_random from a thread-local generator.
-Seconds backoff_delay(const RetryPolicy& policy, int attempt_index, std::optional<Seconds> retry_after = std::nullopt);
+[[nodiscard]] Seconds backoff_delay(const RetryPolicy& policy, int attempt_index,
+                                    std::optional<Seconds> retry_after = std::nullopt);
 
 // Parses a Retry-After header value: delta-seconds (fractions accepted, e.g. "1.5")
 // or an HTTP-date (IMF-fixdate, obsolete RFC 850 and asctime forms). A date in the
 // past gives zero. Anything else (negative, garbage, out-of-range) gives nullopt.
-std::optional<Seconds> parse_retry_after(std::string_view header_value,
-                                         std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+[[nodiscard]] std::optional<Seconds> parse_retry_after(
+    std::string_view header_value, std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // `retry-after-ms` (milliseconds, fractional allowed) when present and valid,
 // otherwise `retry-after`; nullopt when neither is usable.
-std::optional<Seconds> retry_after_from_headers(const HttpResponse& response,
-                                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+[[nodiscard]] std::optional<Seconds> retry_after_from_headers(
+    const HttpResponse& response, std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // Statuses the transport layer retries (spec §4.1: 408, 409, 429 and every 5xx,
 // which includes Anthropic's 529).
-bool is_retryable_status(int status) noexcept;
+[[nodiscard]] bool is_retryable_status(int status) noexcept;
 
 // Transport failures worth another attempt: connect, proxy, timeout and closed
 // (spec §6.1 "Connection" and "Timeout"). TLS verification, protocol and
 // invalid-request errors are not.
-bool is_retryable(const HttpError& error) noexcept;
+[[nodiscard]] bool is_retryable(const HttpError& error) noexcept;
 
 }  // namespace rath::net

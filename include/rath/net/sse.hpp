@@ -29,6 +29,10 @@ public:
     using Error::Error;
 };
 
+// Thread safety: a parser holds one stream's state and is not synchronized; use it
+// from one thread at a time (moving it between threads is fine). Distinct parsers
+// share nothing. Errors: feed and finish throw SseError when a line or an event's
+// data exceeds max_event_size, and pass on whatever on_event throws.
 class SseParser {
 public:
     static constexpr std::size_t default_max_event_size = std::size_t{64} << 20;
@@ -65,9 +69,9 @@ public:
     }
 
     // The last `id:` value received (WHATWG "last event ID"), for reconnection.
-    std::string_view last_event_id() const noexcept { return last_id_; }
+    [[nodiscard]] std::string_view last_event_id() const noexcept { return last_id_; }
     // The last valid `retry:` value received, in milliseconds.
-    std::optional<std::uint64_t> reconnection_time() const noexcept { return reconnect_ms_; }
+    [[nodiscard]] std::optional<std::uint64_t> reconnection_time() const noexcept { return reconnect_ms_; }
 
     // Back to the initial state (also forgets the last event id and the BOM check).
     void reset();
