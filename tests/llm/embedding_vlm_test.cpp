@@ -1,6 +1,7 @@
 // Embedding and VLM clients against a loopback server (spec §7).
 #include "loopback_server.hpp"
 
+#include <rath/async/runtime.hpp>
 #include <rath/config/store.hpp>
 #include <rath/llm.hpp>
 
