@@ -1,5 +1,6 @@
 #include <rath/async/runtime.hpp>
 #include <rath/async/detail/exit_order.hpp>
+#include <rath/log.hpp>
 
 #include <boost/asio/post.hpp>
 
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -244,7 +244,7 @@ void Runtime::shutdown() {
     if (shut_down_.exchange(true)) return;
     if (running_in_this_thread()) {
         // Joining ourselves would deadlock; the destructor or another thread finishes.
-        std::fprintf(stderr, "rath: Runtime::shutdown() called from a runtime thread; stopping without join\n");
+        rath::log(LogLevel::warning, "rath.async", "Runtime::shutdown() called from a runtime thread; stopping without join");
         io_.stop();
         return;
     }

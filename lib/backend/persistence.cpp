@@ -1,6 +1,7 @@
 #include <rath/backend/persistence.hpp>
 #include <rath/backend/registry.hpp>
 #include <rath/config/paths.hpp>
+#include <rath/log.hpp>
 #include <rath/async/detail/immortal.hpp>
 
 #include "lib/backend/process.hpp"
@@ -221,15 +222,16 @@ std::optional<RemoteRecord> read_record(const fs::path& p) {
     ss << in.rdbuf();
     auto v = parse(ss.str());
     if (!v) {
-        std::fprintf(stderr, "rath: ignoring malformed sandbox record %s\n", p.c_str());
+        rath::log(LogLevel::warning, "rath.backend", "ignoring malformed sandbox record " + p.string());
         return std::nullopt;
     }
     try {
         auto r = decode_record(*v);
-        if (!r) std::fprintf(stderr, "rath: ignoring malformed sandbox record %s\n", p.c_str());
+        if (!r) rath::log(LogLevel::warning, "rath.backend", "ignoring malformed sandbox record " + p.string());
         return r;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "rath: ignoring malformed sandbox record %s: %s\n", p.c_str(), e.what());
+        rath::log(LogLevel::warning, "rath.backend",
+                  "ignoring malformed sandbox record " + p.string() + ": " + e.what());
         return std::nullopt;
     }
 }

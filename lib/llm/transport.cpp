@@ -5,7 +5,7 @@
 #include <rath/async/deadline.hpp>
 #include <rath/async/error.hpp>
 #include <rath/llm/credentials.hpp>
-#include <rath/llm/log.hpp>
+#include <rath/log.hpp>
 #include <rath/net/http_error.hpp>
 #include <rath/net/retry.hpp>
 
@@ -344,8 +344,9 @@ std::optional<std::chrono::duration<double>> retry_decision(const RetryOptions& 
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.3f", delay.count());
-    log(LogLevel::warning, "LLM call failed with " + what + "; retry " + std::to_string(attempt) + "/" +
-                               std::to_string(std::max(1, o.max_attempts)) + " in " + buf + "s");
+    rath::log(LogLevel::warning, "rath.llm",
+              "LLM call failed with " + what + "; retry " + std::to_string(attempt) + "/" +
+                  std::to_string(std::max(1, o.max_attempts)) + " in " + buf + "s");
     return delay;
 }
 

@@ -1,6 +1,6 @@
 #include <rath/llm/usage_meter.hpp>
 
-#include <rath/llm/log.hpp>
+#include <rath/log.hpp>
 
 namespace rath::llm {
 
@@ -16,8 +16,9 @@ bool UsageMeter::add(const std::optional<TokenUsage>& usage) {
     if (on_exceeded_) {
         on_exceeded_(session_id_, *cumulative_);
     } else {
-        log(LogLevel::warning, "session " + session_id_ + " exceeded its token budget of " + std::to_string(*budget_) +
-                                   " (cumulative total " + std::to_string(now) + ")");
+        rath::log(LogLevel::warning, "rath.llm",
+                  "session " + session_id_ + " exceeded its token budget of " + std::to_string(*budget_) +
+                      " (cumulative total " + std::to_string(now) + ")");
     }
     return true;
 }

@@ -8,6 +8,7 @@
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/llm/usage.hpp>
+#include <rath/log.hpp>
 #include <rath/session/messages.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 #include <rath/session/registry.hpp>
@@ -23,7 +24,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/json.hpp>
 
-#include <cstdio>
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -37,7 +37,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-void log_warning(const std::string& msg) { std::fprintf(stderr, "WARNING rath.session.loop: %s\n", msg.c_str()); }
+void log_warning(const std::string& msg) { rath::log(LogLevel::warning, "rath.session.loop", msg); }
 
 // {"ok": false, "error_kind": K, "message": M[, "detail": D[:4000]]} in pyjson_ascii.
 std::string error_payload(std::string_view kind, std::string_view message, std::optional<std::string> detail = {}) {

@@ -4,11 +4,11 @@
 #include <rath/async/runtime.hpp>
 #include <rath/async/this_thread.hpp>
 #include <rath/backend/registry.hpp>
+#include <rath/log.hpp>
 #include <rath/session/format.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/registry.hpp>
 #include <rath/session/tool_dispatch.hpp>
-#include <rath/session/warning.hpp>
 
 #include "lib/core/pyrepr.hpp"
 #include "lib/session/uuid.hpp"
@@ -137,9 +137,10 @@ SessionState::~SessionState() {
     // the next line never races the report.
     if (!pending || pending->consumed || !pending->lazy.ready() || !pending->lazy.failed()) return;
     auto e = pending->lazy.exception();  // marks it observed: the Lazy does not report it again
-    session_warning("Session " + id + " pending future raised " + describe(e) +
-                    " but was never synchronize()d; the error has been dropped. Call session.synchronize() or read "
-                    "session.chunks() to surface it.");
+    rath::log(LogLevel::error, "rath.session",
+              "Session " + id + " pending future raised " + describe(e) +
+                  " but was never synchronize()d; the error has been dropped. Call session.synchronize() or read "
+                  "session.chunks() to surface it.");
 }
 
 }  // namespace detail
@@ -637,7 +638,8 @@ void Session::exit_noexcept() const noexcept {
     try {
         exit();
     } catch (const std::exception& e) {
-        session_warning(std::string("closing the sandbox of session ") + st_->id + " failed: " + e.what());
+        rath::log(LogLevel::warning, "rath.session",
+                  std::string("closing the sandbox of session ") + st_->id + " failed: " + e.what());
     }
 }
 

@@ -1,9 +1,9 @@
 // ~/.openrath/config.json: paths, schema, validation errors, save, cache (spec §8).
 #include "../llm/loopback_server.hpp"
+#include "support/log_capture.hpp"
 
 #include <rath/config/paths.hpp>
 #include <rath/config/store.hpp>
-#include <rath/llm/log.hpp>
 
 #include <doctest/doctest.h>
 
@@ -202,14 +202,13 @@ TEST_CASE("loose permissions warn once per file") {
     rath::test::CleanEnv env;
     const fs::path p = env.dir() / "config.json";
     ConfigStore(p).save();
-    std::vector<std::string> warnings;
-    auto old = rath::llm::set_log_sink([&](rath::llm::LogLevel, std::string_view m) { warnings.emplace_back(m); });
+    rath::test::LogCapture log;
     ConfigStore quiet(p);
-    CHECK(warnings.empty());
+    CHECK(log.messages("rath.config").empty());
     ::chmod(p.c_str(), 0644);
     ConfigStore loud(p);
     ConfigStore again(p);
-    rath::llm::set_log_sink(old);
+    auto warnings = log.messages("rath.config");
     REQUIRE(warnings.size() == 1);
     CHECK(warnings[0].find("644") != std::string::npos);
     CHECK(warnings[0].find("chmod 600") != std::string::npos);

@@ -1,12 +1,12 @@
 // Loader, listing, pruning and schema versions (session.md §5.5-§5.6).
 #include "support.hpp"
+#include "support/log_capture.hpp"
 
 #include <rath/session.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
 #include <rath/session/persistence/writer.hpp>
-#include <rath/session/warning.hpp>
 
 #include <doctest/doctest.h>
 
@@ -50,13 +50,6 @@ std::string header_line(const std::string& id, const std::string& created_at, in
            "\", \"created_at\": \"" + created_at + "\"}\n";
 }
 
-// Silences the listing warnings of one test and collects them.
-struct CaptureWarnings {
-    std::vector<std::string> seen;
-    SessionWarningHandler prev;
-    CaptureWarnings() { prev = set_session_warning_handler([this](std::string_view m) { seen.emplace_back(m); }); }
-    ~CaptureWarnings() { set_session_warning_handler(prev); }
-};
 
 }  // namespace
 
@@ -254,7 +247,7 @@ TEST_CASE("listing sorts by creation time and reports chunk counts and closed st
 
 TEST_CASE("listing skips foreign and corrupt session files with a warning naming them") {
     session_test::TempHome home;
-    CaptureWarnings w;
+    rath::test::LogCapture log;
     Session good = Session::from_user_message("ok");
     persist(good);
     spit(home.sessions() / "garbage.jsonl", "hello there\n");
@@ -267,7 +260,7 @@ TEST_CASE("listing skips foreign and corrupt session files with a warning naming
     CHECK(skipped[0].path() == (home.sessions() / "array.jsonl").string());
     CHECK(std::string(skipped[0].what()).find("array.jsonl:1: record must be a JSON object, got list") != std::string::npos);
     CHECK(std::string(skipped[1].what()).find("garbage.jsonl:1: invalid JSON") != std::string::npos);
-    CHECK(w.seen.size() == 2);
+    CHECK(log.messages("rath.session.persistence").size() == 2);
 }
 
 TEST_CASE("resumable pairs keep rows and target and pick the agent prompt") {
@@ -306,7 +299,7 @@ TEST_CASE("delete removes the final and partial files") {
 
 TEST_CASE("prune deletes sessions older than the cutoff and never unreadable files") {
     session_test::TempHome home;
-    CaptureWarnings w;
+    rath::test::LogCapture log;
     auto iso_days_ago = [](int days) { return iso_utc(std::chrono::system_clock::now() - std::chrono::hours(24 * days)); };
     std::string old_id = "3d9f1f8e-0000-4000-8000-000000000400", mid_id = "3d9f1f8e-0000-4000-8000-000000000030";
     spit(home.sessions() / (old_id + ".jsonl"), header_line(old_id, iso_days_ago(400)));

@@ -1,5 +1,4 @@
 #include <rath/session/persistence/async_writer.hpp>
-#include <rath/session/warning.hpp>
 
 
 #include <boost/asio/co_spawn.hpp>

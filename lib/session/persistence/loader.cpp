@@ -1,7 +1,7 @@
 #include <rath/async/runtime.hpp>
+#include <rath/log.hpp>
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
-#include <rath/session/warning.hpp>
 
 #include "lib/core/json_parse.hpp"
 #include "lib/session/uuid.hpp"
@@ -312,7 +312,8 @@ std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& opt
         try {
             out.push_back(scan_meta(f));
         } catch (const PersistenceError& e) {
-            session_warning(std::string("skipping unreadable session file: ") + e.what());
+            rath::log(LogLevel::warning, "rath.session.persistence",
+                      std::string("skipping unreadable session file: ") + e.what());
             if (options.skipped) options.skipped->push_back(e);
         }
     }
