@@ -1,7 +1,7 @@
 #include <rath/backend/registry.hpp>
 #include <rath/async/detail/immortal.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <map>
 #include <mutex>

@@ -5,7 +5,7 @@
 #include <rath/session/messages.hpp>
 #include <rath/async/detail/immortal.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/json.hpp>
 

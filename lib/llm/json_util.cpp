@@ -3,7 +3,7 @@
 #include <rath/llm/error.hpp>
 #include <rath/async/detail/exit_order.hpp>
 
-#include "lib/core/json_parse.hpp"
+#include "lib/text/json_parse.hpp"
 
 #include <boost/json.hpp>
 

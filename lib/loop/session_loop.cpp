@@ -16,9 +16,9 @@
 #include <rath/tool/serialize.hpp>
 #include <rath/tool/tool_table.hpp>
 
-#include "lib/core/pyjson.hpp"
+#include "lib/text/pyjson.hpp"
 #include "lib/loop/operator_output.hpp"
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>

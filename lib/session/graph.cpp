@@ -1,7 +1,7 @@
 #include <rath/session/graph.hpp>
 #include <rath/session/registry.hpp>
 
-#include "lib/core/pyjson.hpp"
+#include "lib/text/pyjson.hpp"
 
 #include <boost/json/array.hpp>
 

@@ -10,8 +10,8 @@
 #include <rath/session/registry.hpp>
 #include <rath/session/tool_dispatch.hpp>
 
-#include "lib/core/pyrepr.hpp"
 #include "lib/session/uuid.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>

@@ -5,7 +5,6 @@
 #include <rath/tool/session_calls.hpp>
 #include <rath/tool/tool_table.hpp>
 
-#include "lib/tool/json_text.hpp"
 
 using namespace rath_test;
 

@@ -1,7 +1,8 @@
 #include "lib/llm/openai/wire.hpp"
 
-#include "lib/core/json_write.hpp"
 #include "lib/llm/json_util.hpp"
+#include "lib/text/json_string.hpp"
+#include "lib/text/json_write.hpp"
 
 #include <rath/llm/error.hpp>
 

@@ -3,8 +3,8 @@
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
 
-#include "lib/core/json_parse.hpp"
 #include "lib/session/uuid.hpp"
+#include "lib/text/json_parse.hpp"
 
 #include <algorithm>
 #include <cerrno>

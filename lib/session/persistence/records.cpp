@@ -1,7 +1,7 @@
 #include <rath/session/persistence/records.hpp>
 #include <rath/async/detail/immortal.hpp>
 
-#include "lib/core/pyjson.hpp"
+#include "lib/text/pyjson.hpp"
 
 #include <boost/json/array.hpp>
 

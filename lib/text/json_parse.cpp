@@ -1,4 +1,6 @@
-#include "lib/core/json_parse.hpp"
+#include "lib/text/json_parse.hpp"
+
+#include "lib/text/utf8.hpp"
 
 #include <rath/async/detail/exit_order.hpp>
 
@@ -39,13 +41,6 @@ boost::json::value convert(simdjson::dom::element e) {
     return nullptr;
 }
 
-std::size_t code_points(std::string_view s) {
-    std::size_t n = 0;
-    for (unsigned char c : s)
-        if ((c & 0xC0) != 0x80) ++n;
-    return n;
-}
-
 // simdjson reports what is wrong, not where: locate the stop with an incremental
 // Boost.JSON parse (errors only, so the cost does not matter).
 std::size_t error_column(std::string_view text) {
@@ -54,9 +49,9 @@ std::size_t error_column(std::string_view text) {
     std::size_t used = p.write_some(text.data(), text.size(), ec);
     if (!ec) {
         p.finish(ec);
-        if (!ec) return code_points(text) + 1;
+        if (!ec) return count_code_points(text) + 1;
     }
-    return code_points(text.substr(0, used)) + 1;
+    return count_code_points(text.substr(0, used)) + 1;
 }
 
 }  // namespace
