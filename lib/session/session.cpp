@@ -11,15 +11,13 @@
 #include <rath/session/tool_dispatch.hpp>
 
 #include "lib/session/uuid.hpp"
+#include "lib/text/demangle.hpp"
 #include "lib/text/pyrepr.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <cxxabi.h>
-
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 #include <ostream>
 #include <typeinfo>
@@ -106,20 +104,11 @@ struct SessionState {
 
 namespace {
 
-std::string type_name_of(const std::exception& e) {
-    const char* mangled = typeid(e).name();
-    int status = 0;
-    char* dem = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-    std::string out = (status == 0 && dem) ? dem : mangled;
-    std::free(dem);
-    return out;
-}
-
 std::string describe(std::exception_ptr e) {
     try {
         std::rethrow_exception(e);
     } catch (const std::exception& ex) {
-        return type_name_of(ex) + "(" + pyrepr(ex.what()) + ")";
+        return demangled_type_name(typeid(ex)) + "(" + pyrepr(ex.what()) + ")";
     } catch (...) {
         return "unknown exception()";
     }

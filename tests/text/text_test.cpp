@@ -1,5 +1,6 @@
 // lib/text: the Python-compatible text and JSON that session records, tool results and
 // messages depend on byte for byte.
+#include "lib/text/demangle.hpp"
 #include "lib/text/json_parse.hpp"
 #include "lib/text/json_string.hpp"
 #include "lib/text/json_write.hpp"
@@ -234,6 +235,12 @@ TEST_CASE("pyrepr shows bytes that are not UTF-8 as surrogate escapes") {
     CHECK(pyrepr("a\xFF") == "'a\\udcff'");
     CHECK(pyrepr("\xED\xA0\x80") == "'\\udced\\udca0\\udc80'");
     CHECK(pyrepr_list({"a", "it's"}) == "['a', \"it's\"]");
+}
+
+TEST_CASE("type names are demangled in full") {
+    CHECK(demangled_type_name(typeid(std::runtime_error)) == "std::runtime_error");
+    CHECK(demangled_type_name(typeid(JsonParseError)) == "rath::detail::JsonParseError");
+    CHECK(demangled_type_name(typeid(int)) == "int");
 }
 
 }  // TEST_SUITE
