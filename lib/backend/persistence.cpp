@@ -36,8 +36,7 @@ int hexval(char c) {
     return -1;
 }
 
-// llm.md §8.1: $OPENRATH_HOME, else ./.openrath when it is a directory, else ~/.openrath.
-// The config directory rule (OPENRATH_HOME, ./.openrath, ~/.openrath) lives in one place.
+// Records live under rath's directory (llm.md §8.1), resolved by the one rule in config.
 fs::path default_root() { return rath::config::resolve_config_dir(); }
 
 fs::path base(const Root& root) { return root ? *root : default_root(); }
