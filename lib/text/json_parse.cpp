@@ -13,22 +13,20 @@
 
 namespace rath::detail {
 
-namespace {
-
-boost::json::value convert(simdjson::dom::element e) {
+boost::json::value to_boost_json(simdjson::dom::element e) {
     switch (e.type()) {
         case simdjson::dom::element_type::ARRAY: {
             boost::json::array a;
             simdjson::dom::array arr;
             if (e.get(arr)) return a;
-            for (simdjson::dom::element child : arr) a.emplace_back(convert(child));
+            for (simdjson::dom::element child : arr) a.emplace_back(to_boost_json(child));
             return a;
         }
         case simdjson::dom::element_type::OBJECT: {
             boost::json::object o;
             simdjson::dom::object obj;
             if (e.get(obj)) return o;
-            for (simdjson::dom::key_value_pair field : obj) o.insert_or_assign(field.key, convert(field.value));
+            for (simdjson::dom::key_value_pair field : obj) o.insert_or_assign(field.key, to_boost_json(field.value));
             return o;
         }
         case simdjson::dom::element_type::INT64: return e.get_int64().value_unsafe();
@@ -40,6 +38,8 @@ boost::json::value convert(simdjson::dom::element e) {
     }
     return nullptr;
 }
+
+namespace {
 
 // simdjson reports what is wrong, not where: locate the stop with an incremental
 // Boost.JSON parse (errors only, so the cost does not matter).
@@ -78,7 +78,7 @@ std::optional<boost::json::value> parse_json(std::string_view text, JsonParseErr
         }
         return std::nullopt;
     }
-    return convert(result.value_unsafe());
+    return to_boost_json(result.value_unsafe());
 }
 
 }  // namespace rath::detail

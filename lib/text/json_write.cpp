@@ -9,18 +9,28 @@
 
 namespace rath::detail {
 
-void append_json_value(std::string& out, const boost::json::value& v) {
+bool append_json_literal(std::string& out, const boost::json::value& v) {
     switch (v.kind()) {
-        case boost::json::kind::null: out += "null"; return;
-        case boost::json::kind::bool_: out += v.get_bool() ? "true" : "false"; return;
+        case boost::json::kind::null: out += "null"; return true;
+        case boost::json::kind::bool_: out += v.get_bool() ? "true" : "false"; return true;
         case boost::json::kind::int64:
         case boost::json::kind::uint64: {
             char buf[24];
             const auto r = v.is_int64() ? std::to_chars(buf, buf + sizeof buf, v.get_int64())
                                         : std::to_chars(buf, buf + sizeof buf, v.get_uint64());
             out.append(buf, r.ptr);
-            return;
+            return true;
         }
+        default: return false;
+    }
+}
+
+void append_json_value(std::string& out, const boost::json::value& v) {
+    switch (v.kind()) {
+        case boost::json::kind::null:
+        case boost::json::kind::bool_:
+        case boost::json::kind::int64:
+        case boost::json::kind::uint64: append_json_literal(out, v); return;
         // Boost.JSON has its own shortest form for doubles ("1E0"); let it write them.
         case boost::json::kind::double_: out += boost::json::serialize(v); return;
         case boost::json::kind::string: append_json_string(out, v.get_string()); return;

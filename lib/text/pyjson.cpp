@@ -1,13 +1,13 @@
 #include "lib/text/pyjson.hpp"
 
 #include "lib/text/json_string.hpp"
+#include "lib/text/json_write.hpp"
 #include "lib/text/pyrepr.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 
-#include <charconv>
 #include <cmath>
 
 namespace rath::detail {
@@ -37,16 +37,10 @@ struct Writer {
 
     void value(const boost::json::value& v, unsigned depth) {
         switch (v.kind()) {
-            case boost::json::kind::null: out += "null"; return;
-            case boost::json::kind::bool_: out += v.get_bool() ? "true" : "false"; return;
+            case boost::json::kind::null:
+            case boost::json::kind::bool_:
             case boost::json::kind::int64:
-            case boost::json::kind::uint64: {
-                char buf[24];
-                const auto r = v.is_int64() ? std::to_chars(buf, buf + sizeof buf, v.get_int64())
-                                            : std::to_chars(buf, buf + sizeof buf, v.get_uint64());
-                out.append(buf, r.ptr);
-                return;
-            }
+            case boost::json::kind::uint64: append_json_literal(out, v); return;
             case boost::json::kind::double_: {
                 const double d = v.get_double();
                 if (std::isnan(d))
