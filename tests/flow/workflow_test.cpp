@@ -80,8 +80,8 @@ TEST_CASE("to rebinds the model of a workflow's own agent params") {
 }
 
 TEST_CASE("an agent forwards through the loop and returns a pending session") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("agent answer"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("agent answer"));
     flow::Agent agent("You answer.", {.provider = s.provider, .description = "answers"});
     Session out = agent(Session::from_user_message("q"));
     CHECK(out.lineage_operator() == "run_session_loop");
@@ -92,7 +92,7 @@ TEST_CASE("an agent forwards through the loop and returns a pending session") {
 
 TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it") {
     flow::Agent a("x", {.model = "m"});
-    auto t = rath::tool::make_tool<loop_test::Empty>("t1", "d", [](Session, loop_test::Empty) { return boost::json::value(1); });
+    auto t = rath::tool::make_tool<rath::test::Empty>("t1", "d", [](Session, rath::test::Empty) { return boost::json::value(1); });
     a.register_tool(t);
     a.register_tool(t);
     CHECK(a.tools().size() == 1);
@@ -101,14 +101,14 @@ TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it
 }
 
 TEST_CASE("an agent's next forward sees a provider field or tool changed after the previous one") {
-    auto s = loop_test::scripted();
-    for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("a" + std::to_string(i)));
+    auto s = rath::test::scripted();
+    for (int i = 0; i < 4; ++i) s.client->push(rath::test::text("a" + std::to_string(i)));
     flow::Agent agent("x", {.provider = s.provider});
     CHECK(agent(Session::from_user_message("1")).text() == std::optional<std::string>("a0"));
     agent.agent()->provider.temperature = 0.25;  // a public field, changed in place
     CHECK(agent(Session::from_user_message("2")).text() == std::optional<std::string>("a1"));
     agent.register_tool(
-        rath::tool::make_tool<loop_test::Empty>("extra_tool", "d", [](Session, loop_test::Empty) { return boost::json::value(1); }));
+        rath::tool::make_tool<rath::test::Empty>("extra_tool", "d", [](Session, rath::test::Empty) { return boost::json::value(1); }));
     CHECK(agent(Session::from_user_message("3")).text() == std::optional<std::string>("a2"));
     agent.agent()->provider.extra_create_args["top_k"] = 3;
     CHECK(agent(Session::from_user_message("4")).text() == std::optional<std::string>("a3"));
@@ -128,8 +128,8 @@ TEST_CASE("an agent's next forward sees a provider field or tool changed after t
 }
 
 TEST_CASE("agents with different prompts interleaved each send their own system message") {
-    auto s = loop_test::scripted();
-    for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("ok"));
+    auto s = rath::test::scripted();
+    for (int i = 0; i < 4; ++i) s.client->push(rath::test::text("ok"));
     flow::Agent a("prompt A", {.provider = s.provider});
     flow::Agent b("prompt B", {.provider = s.provider});
     for (int i = 0; i < 2; ++i) {
@@ -145,8 +145,8 @@ TEST_CASE("agents with different prompts interleaved each send their own system 
 }
 
 TEST_CASE("an agent without a client builds one per provider setting, not one per run") {
-    auto s = loop_test::scripted();
-    for (int i = 0; i < 5; ++i) s.client->push(loop_test::text("ok"));
+    auto s = rath::test::scripted();
+    for (int i = 0; i < 5; ++i) s.client->push(rath::test::text("ok"));
     static std::atomic<int> built{0};
     built = 0;
     rath::llm::register_chat_client("counting-scripted", [](const rath::llm::Provider& p, const rath::llm::ChatClientOptions&) {
@@ -182,8 +182,8 @@ TEST_CASE("providers compare by their settings and never when a budget callback 
 }
 
 TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("from async"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("from async"));
     struct Wrap : flow::Workflow {
         std::shared_ptr<flow::Agent> agent;
         Session forward(Session in) override {
@@ -203,8 +203,8 @@ TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
 TEST_SUITE("flow/compressor") {
 
 TEST_CASE("compress rewrites the transcript into one user row with only its own usage") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("  short summary  ", loop_test::usage(30, 4)));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("  short summary  ", rath::test::usage(30, 4)));
     auto user = Session::from_user_message("a long conversation");
     flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider});
     Session out = c(user);
@@ -226,12 +226,12 @@ TEST_CASE("compress rewrites the transcript into one user row with only its own 
 }
 
 TEST_CASE("compress refuses tool calls and blank content") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"x", "run_code", "{}"}}));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"x", "run_code", "{}"}}));
     flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider});
     CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(),
                       "run_session_compress: model returned tool calls but tools are disabled");
-    s.client->push(loop_test::text("   "));
+    s.client->push(rath::test::text("   "));
     CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(), "run_session_compress: empty model content");
 }
 
@@ -240,8 +240,8 @@ TEST_CASE("compress refuses tool calls and blank content") {
 TEST_SUITE("flow/selector") {
 
 TEST_CASE("the selector routes to the chosen workflow and shows the numbered menu") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("I pick 1."));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("I pick 1."));
     auto a = std::make_shared<Leaf>("billing");
     auto b = std::make_shared<Leaf>("tech support");
     flow::Selector selector(s.provider);
@@ -255,10 +255,10 @@ TEST_CASE("the selector routes to the chosen workflow and shows the numbered men
 }
 
 TEST_CASE("minus one or an out of range index selects an empty workflow") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("-1"));
-    s.client->push(loop_test::text("7"));
-    s.client->push(loop_test::text("no digits here"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("-1"));
+    s.client->push(rath::test::text("7"));
+    s.client->push(rath::test::text("no digits here"));
     auto a = std::make_shared<Leaf>("only");
     flow::Selector selector(s.provider);
     for (int i = 0; i < 3; ++i) {
@@ -270,7 +270,7 @@ TEST_CASE("minus one or an out of range index selects an empty workflow") {
 }
 
 TEST_CASE("no candidates means no LLM call") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     flow::Selector selector(s.provider);
     auto w = selector.select(Session::from_user_message("x"), std::span<const std::shared_ptr<flow::Workflow>>{});
     CHECK(w->is_empty());
@@ -278,9 +278,9 @@ TEST_CASE("no candidates means no LLM call") {
 }
 
 TEST_CASE("select_session rejects tool calls and a bad finish reason") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"x", "t", "{}"}}));
-    s.client->push(loop_test::text("0", std::nullopt, rath::llm::FinishReason::tool_calls));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"x", "t", "{}"}}));
+    s.client->push(rath::test::text("0", std::nullopt, rath::llm::FinishReason::tool_calls));
     auto agent = Session::from_agent_prompt("route");
     CHECK_THROWS_WITH(flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider),
                       "select_session: model returned tool calls but tools are disabled");

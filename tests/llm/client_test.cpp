@@ -1,6 +1,7 @@
 // The HTTP clients against a loopback server: headers and URLs, retries with
 // Retry-After, and the failure modes of a stream (spec §4.1, §5.1, §6.1).
 #include "loopback_server.hpp"
+#include "support/env.hpp"
 #include "support/log_capture.hpp"
 
 #include <rath/llm.hpp>

@@ -149,7 +149,7 @@ TEST_CASE("async_retry rethrows the last retryable error after the last attempt"
         co_return;
     };
     RetryPolicy p{.max_attempts = 3, .base = Seconds(0.001), .jitter = false};
-    auto e = rath_test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky));
+    auto e = rath::test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky));
     REQUIRE(e.thrown);
     CHECK(std::string(e.what()) == "attempt 3");
     CHECK(calls == 3);
@@ -163,7 +163,7 @@ TEST_CASE("async_retry does not retry a non retryable error") {
         co_return 0;
     };
     RetryPolicy p{.max_attempts = 5, .base = Seconds(0.001), .jitter = false};
-    CHECK(rath_test::run_catching<std::logic_error>(rath::async::Runtime::default_runtime(),
+    CHECK(rath::test::run_catching<std::logic_error>(rath::async::Runtime::default_runtime(),
                                                     async_retry(p, factory, only_flaky)).thrown);
     CHECK(calls == 1);
 }
@@ -176,6 +176,6 @@ TEST_CASE("async_retry clamps zero attempts to one") {
         co_return 0;
     };
     RetryPolicy p{.max_attempts = 0, .base = Seconds(0.001), .jitter = false};
-    CHECK(rath_test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky)).thrown);
+    CHECK(rath::test::run_catching<Flaky>(rath::async::Runtime::default_runtime(), async_retry(p, factory, only_flaky)).thrown);
     CHECK(calls == 1);
 }

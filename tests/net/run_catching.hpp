@@ -13,7 +13,7 @@
 #include <string>
 #include <type_traits>
 
-namespace rath_test {
+namespace rath::test {
 
 // `thrown` rather than std::optional: GCC 12 under ASan warns (maybe-uninitialized)
 // about strings inside an optional returned from a coroutine.
@@ -49,4 +49,4 @@ Caught run_catching(rath::async::Runtime& rt, boost::asio::awaitable<T> op) {
     return rath::async::block_on(rt, catching<E>(std::move(op)));
 }
 
-}  // namespace rath_test
+}  // namespace rath::test

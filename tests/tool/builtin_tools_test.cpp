@@ -6,7 +6,7 @@
 #include <rath/tool/tool_table.hpp>
 
 
-using namespace rath_test;
+using namespace rath::test;
 
 namespace {
 std::string compact(const json::value& v) { return json::serialize(v); }

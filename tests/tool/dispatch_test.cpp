@@ -8,7 +8,7 @@
 
 #include <cstdio>
 
-using namespace rath_test;
+using namespace rath::test;
 namespace rb = rath::backend;
 
 namespace {
