@@ -53,11 +53,7 @@ asio::awaitable<std::string> body_or_timeout(HttpClient& client, HttpRequest req
     }
 }
 
-Caught expect_error(HttpClient& client, HttpRequest req) {
-    auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
-    REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
-    return e;
-}
+Caught expect_error(HttpClient& client, HttpRequest req) { return expect_http_error(runtime(), client, std::move(req)); }
 
 }  // namespace
 

@@ -68,11 +68,7 @@ asio::awaitable<bool> hello(ServerConnection& c, const Request& req) {
     co_return co_await c.write(response(200, "hello over " + std::string(req.target())));
 }
 
-Caught expect_error(HttpClient& client, HttpRequest req) {
-    auto e = run_catching<HttpError>(runtime(), client.async_request(std::move(req)));
-    REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
-    return e;
-}
+Caught expect_error(HttpClient& client, HttpRequest req) { return expect_http_error(runtime(), client, std::move(req)); }
 
 }  // namespace
 
