@@ -93,7 +93,7 @@ TEST_CASE("replacing the sink returns the previous one and an empty sink restore
     CHECK(mine);
     CHECK(first == std::vector<std::string>{"one", "through the returned sink"});
     CHECK(second == std::vector<std::string>{"two"});
-    // With the default back, records go to stderr and no longer to either sink.
+    // With the default back, records go to stderr and to neither sink.
     auto written = stderr_of([] { rath::log(LogLevel::warning, "rath.test", "to stderr"); });
     CHECK(written == "WARNING rath.test: to stderr\n");
     CHECK(second.size() == 1);
