@@ -1,59 +1,36 @@
 #include <rath/async/lazy.hpp>
 #include <rath/async/this_thread.hpp>
-#include <rath/async/detail/immortal.hpp>
+#include <rath/log.hpp>
 
 #include <boost/asio/error.hpp>
 
-#include <cstdio>
 #include <string>
 
 namespace rath::async {
 
 namespace {
 
-std::mutex g_handler_mu;
-UnobservedExceptionHandler& handler_slot() {
-    static detail::Immortal<UnobservedExceptionHandler> h;
-    return *h;
-}
-
-void default_report(std::exception_ptr e) {
+// Called from a destructor, so it never throws: without memory for the message the
+// report is lost, not the process.
+void report_unobserved(const std::exception_ptr& e) noexcept {
     try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-        std::fprintf(stderr, "rath: a Lazy value failed and nobody read it: %s\n", ex.what());
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+            rath::log(LogLevel::error, "rath.async", std::string("a Lazy value failed and nobody read it: ") + ex.what());
+        } catch (...) {
+            rath::log(LogLevel::error, "rath.async", "a Lazy value failed and nobody read it (non-std exception)");
+        }
     } catch (...) {
-        std::fprintf(stderr, "rath: a Lazy value failed and nobody read it (non-std exception)\n");
     }
 }
 
 }  // namespace
 
-UnobservedExceptionHandler set_unobserved_exception_handler(UnobservedExceptionHandler handler) {
-    std::lock_guard lk(g_handler_mu);
-    auto old = std::move(handler_slot());
-    handler_slot() = std::move(handler);
-    return old;
-}
-
 namespace detail {
 
 LazyCore::~LazyCore() {
-    if (error_ && !observed_.load(std::memory_order_acquire)) {
-        UnobservedExceptionHandler h;
-        {
-            std::lock_guard lk(g_handler_mu);
-            h = handler_slot();
-        }
-        try {
-            if (h)
-                h(error_);
-            else
-                default_report(error_);
-        } catch (...) {
-            // A reporter must not take the process down from a destructor.
-        }
-    }
+    if (error_ && !observed_.load(std::memory_order_acquire)) report_unobserved(error_);
 }
 
 bool LazyCore::ready() const noexcept { return ready_.load(std::memory_order_acquire); }

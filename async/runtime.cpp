@@ -1,4 +1,5 @@
 #include <rath/async/runtime.hpp>
+#include <rath/log.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -312,7 +312,7 @@ void Runtime::shutdown() {
     if (m.shut_down.exchange(true)) return;
     if (running_in_this_thread()) {
         // Joining ourselves would deadlock; the destructor or another thread finishes.
-        std::fprintf(stderr, "rath: Runtime::shutdown() called from a runtime thread; stopping without join\n");
+        rath::log(LogLevel::warning, "rath.async", "Runtime::shutdown() called from a runtime thread; stopping without join");
         m.io.stop();
         return;
     }

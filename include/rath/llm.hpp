@@ -5,7 +5,6 @@
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/embedding.hpp>
 #include <rath/llm/error.hpp>
-#include <rath/llm/log.hpp>
 #include <rath/llm/message.hpp>
 #include <rath/llm/openai_client.hpp>
 #include <rath/llm/provider.hpp>

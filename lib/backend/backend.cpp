@@ -1,10 +1,11 @@
 #include <rath/async/block_on.hpp>
 #include <rath/backend/backend.hpp>
+#include <rath/log.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
-#include <cstdio>
+#include <string>
 
 namespace rath::backend {
 
@@ -54,8 +55,8 @@ void Sandbox::release() {
                                       try {
                                           std::rethrow_exception(e);
                                       } catch (const std::exception& ex) {
-                                          std::fprintf(stderr, "rath: closing sandbox '%s' failed: %s\n",
-                                                       self->handle().c_str(), ex.what());
+                                          rath::log(LogLevel::warning, "rath.backend",
+                                                    "closing sandbox '" + self->handle() + "' failed: " + ex.what());
                                       }
                                   }
                               });

@@ -1,6 +1,6 @@
 #include <rath/backend/error.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 namespace rath::backend {
 

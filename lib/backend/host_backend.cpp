@@ -4,7 +4,7 @@
 
 #include "lib/backend/process.hpp"
 #include "lib/backend/workspace.hpp"
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>

@@ -1,17 +1,11 @@
 #include <rath/backend/persistence.hpp>
 #include <rath/backend/registry.hpp>
 #include <rath/config/paths.hpp>
+#include <rath/log.hpp>
 
-#include "lib/backend/process.hpp"
-#include "lib/core/json_write.hpp"
-#include "lib/core/pyrepr.hpp"
-
-// GCC 12 reports false positives inside simdjson's DOM iterators.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <simdjson.h>
-#pragma GCC diagnostic pop
+#include "lib/text/json_parse.hpp"
+#include "lib/text/pyjson.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,7 +23,6 @@ namespace rath::backend::persistence {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-using rath::detail::append_json_string;
 using rath::detail::pyrepr;
 using SysClock = std::chrono::system_clock;
 
@@ -42,97 +35,10 @@ int hexval(char c) {
     return -1;
 }
 
-// llm.md §8.1: $OPENRATH_HOME, else ./.openrath when it is a directory, else ~/.openrath.
-// The config directory rule (OPENRATH_HOME, ./.openrath, ~/.openrath) lives in one place.
+// Records live under rath's directory (llm.md §8.1), resolved by the one rule in config.
 fs::path default_root() { return rath::config::resolve_config_dir(); }
 
 fs::path base(const Root& root) { return root ? *root : default_root(); }
-
-void append_scalar(std::string& out, const json::value& v) {
-    switch (v.kind()) {
-        case json::kind::null: out += "null"; break;
-        case json::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
-        case json::kind::int64: out += std::to_string(v.get_int64()); break;
-        case json::kind::uint64: out += std::to_string(v.get_uint64()); break;
-        case json::kind::double_: out += rath::backend::detail::py_float(v.get_double()); break;
-        case json::kind::string: append_json_string(out, v.get_string()); break;
-        default: break;
-    }
-}
-
-json::value from_dom(simdjson::dom::element e) {
-    switch (e.type()) {
-        case simdjson::dom::element_type::ARRAY: {
-            json::array a;
-            simdjson::dom::array arr;
-            if (e.get(arr) != simdjson::SUCCESS) return nullptr;
-            for (simdjson::dom::element x : arr) a.push_back(from_dom(x));
-            return a;
-        }
-        case simdjson::dom::element_type::OBJECT: {
-            json::object o;
-            simdjson::dom::object obj;
-            if (e.get(obj) != simdjson::SUCCESS) return nullptr;
-            for (simdjson::dom::key_value_pair kv : obj) o[kv.key] = from_dom(kv.value);
-            return o;
-        }
-        case simdjson::dom::element_type::INT64: return e.get_int64().value_unsafe();
-        case simdjson::dom::element_type::UINT64: return e.get_uint64().value_unsafe();
-        case simdjson::dom::element_type::DOUBLE: return e.get_double().value_unsafe();
-        case simdjson::dom::element_type::STRING: return json::string(e.get_string().value_unsafe());
-        case simdjson::dom::element_type::BOOL: return e.get_bool().value_unsafe();
-        default: return nullptr;
-    }
-}
-
-std::optional<json::value> parse(const std::string& text) {
-    simdjson::dom::parser parser;
-    auto doc = parser.parse(text);
-    if (doc.error()) return std::nullopt;
-    return from_dom(doc.value_unsafe());
-}
-
-// Python json.dump(indent=2, ensure_ascii=False) layout for the record files.
-void pretty(std::string& out, const json::value& v, int depth) {
-    auto pad = [&](int d) { out.append(static_cast<std::size_t>(2 * d), ' '); };
-    if (v.is_object()) {
-        auto& o = v.as_object();
-        if (o.empty()) {
-            out += "{}";
-            return;
-        }
-        out += "{\n";
-        bool first = true;
-        for (auto& [k, val] : o) {
-            if (!first) out += ",\n";
-            first = false;
-            pad(depth + 1);
-            append_json_string(out, k);
-            out += ": ";
-            pretty(out, val, depth + 1);
-        }
-        out += "\n";
-        pad(depth);
-        out += "}";
-    } else if (v.is_array()) {
-        auto& a = v.as_array();
-        if (a.empty()) {
-            out += "[]";
-            return;
-        }
-        out += "[\n";
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            if (i) out += ",\n";
-            pad(depth + 1);
-            pretty(out, a[i], depth + 1);
-        }
-        out += "\n";
-        pad(depth);
-        out += "]";
-    } else {
-        append_scalar(out, v);
-    }
-}
 
 std::mutex& path_lock(const fs::path& p) {
     static std::mutex mu;
@@ -184,8 +90,8 @@ json::value record_to_json(const RemoteRecord& r) {
 }
 
 void write_record(const RemoteRecord& r, const Root& root) {
-    std::string text;
-    pretty(text, record_to_json(r), 0);
+    // json.dump(indent=2, ensure_ascii=False) and a final newline (backend_tools.md).
+    std::string text = rath::detail::pyjson(record_to_json(r), {.indent = 2});
     text += "\n";
     fs::create_directories(remote_root(root));
     atomic_write(remote_record_path(r.id, root), text, 0600);
@@ -218,17 +124,18 @@ std::optional<RemoteRecord> read_record(const fs::path& p) {
     if (!in) return std::nullopt;
     std::stringstream ss;
     ss << in.rdbuf();
-    auto v = parse(ss.str());
+    auto v = rath::detail::parse_json(ss.str());
     if (!v) {
-        std::fprintf(stderr, "rath: ignoring malformed sandbox record %s\n", p.c_str());
+        rath::log(LogLevel::warning, "rath.backend", "ignoring malformed sandbox record " + p.string());
         return std::nullopt;
     }
     try {
         auto r = decode_record(*v);
-        if (!r) std::fprintf(stderr, "rath: ignoring malformed sandbox record %s\n", p.c_str());
+        if (!r) rath::log(LogLevel::warning, "rath.backend", "ignoring malformed sandbox record " + p.string());
         return r;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "rath: ignoring malformed sandbox record %s: %s\n", p.c_str(), e.what());
+        rath::log(LogLevel::warning, "rath.backend",
+                  "ignoring malformed sandbox record " + p.string() + ": " + e.what());
         return std::nullopt;
     }
 }

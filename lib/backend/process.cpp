@@ -1,7 +1,6 @@
 #include "lib/backend/process.hpp"
-#include "lib/core/pyjson.hpp"
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -13,7 +12,6 @@
 
 #include <cerrno>
 #include <charconv>
-#include <limits>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -177,18 +175,9 @@ asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid
 
 }  // namespace
 
-std::string py_float(double v) {
-    // Python repr() of a float: "nan"/"inf" here (messages), the finite layout shared
-    // with the JSON writer.
-    if (v != v) return "nan";
-    if (v == std::numeric_limits<double>::infinity()) return "inf";
-    if (v == -std::numeric_limits<double>::infinity()) return "-inf";
-    return rath::detail::pyfloat_repr(v);
-}
-
 std::string timeout_message(const std::vector<std::string>& argv, double seconds) {
     return "Command '" + rath::detail::pyrepr_list(argv) + "' timed out after " +
-           py_float(seconds) + " seconds";
+           rath::detail::pyfloat_repr(seconds) + " seconds";
 }
 
 asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req) {

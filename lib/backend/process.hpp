@@ -44,7 +44,4 @@ boost::asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req);
 // "Command '[...]' timed out after <t> seconds" (Python's TimeoutExpired text).
 std::string timeout_message(const std::vector<std::string>& argv, double seconds);
 
-// Python's repr of a float (shortest round-trip form, always with a '.' or exponent).
-std::string py_float(double v);
-
 }  // namespace rath::backend::detail

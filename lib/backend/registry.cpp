@@ -1,6 +1,6 @@
 #include <rath/backend/registry.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <map>
 #include <mutex>

@@ -3,6 +3,7 @@
 #include <rath/backend/stream.hpp>
 
 #include "lib/backend/process.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/system/system_error.hpp>
 
@@ -191,7 +192,7 @@ asio::awaitable<void> worker(std::shared_ptr<Stream::State> st) {
                 }
                 if (timed_out)
                     op.done.try_set_exception(std::make_exception_ptr(rath::async::TimeoutError(
-                        "wait_event timed out after " + detail::py_float(*op.timeout) + "s")));
+                        "wait_event timed out after " + rath::detail::pyfloat_repr(*op.timeout) + "s")));
                 else
                     op.done.try_set_value();
                 break;

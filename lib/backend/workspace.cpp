@@ -1,6 +1,6 @@
 #include "lib/backend/workspace.hpp"
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <climits>
 #include <cstring>

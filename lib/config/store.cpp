@@ -1,6 +1,6 @@
 #include <rath/config/store.hpp>
 
-#include <rath/llm/log.hpp>
+#include <rath/log.hpp>
 
 #include <boost/json.hpp>
 
@@ -362,8 +362,9 @@ void warn_permissions_once(const fs::path& p) {
     }
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", unsigned(st.st_mode & 0777));
-    llm::log(llm::LogLevel::warning, p.string() + " has permissions " + mode +
-                                         " and may hold API keys readable by others; run: chmod 600 " + p.string());
+    rath::log(LogLevel::warning, "rath.config",
+              p.string() + " has permissions " + mode + " and may hold API keys readable by others; run: chmod 600 " +
+                  p.string());
 }
 
 fs::path absolute_path(const fs::path& p) {

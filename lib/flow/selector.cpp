@@ -6,7 +6,7 @@
 #include <rath/loop/loop_step.hpp>
 #include <rath/session/messages.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "lib/llm/exchange.hpp"
 
 #include <rath/async/deadline.hpp>
-#include <rath/llm/log.hpp>
+#include <rath/log.hpp>
 #include <rath/llm/stream_accumulator.hpp>
 #include <rath/net/sse.hpp>
 
@@ -50,8 +50,9 @@ std::optional<std::chrono::duration<double>> retry_decision(const net::RetryPoli
     const net::Seconds delay = net::backoff_delay(p, attempt - 1, retry_after);
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.3f", delay.count());
-    log(LogLevel::warning, "LLM call failed with " + what + "; retry " + std::to_string(attempt) + "/" +
-                               std::to_string(std::max(1, policy.max_attempts)) + " in " + buf + "s");
+    rath::log(LogLevel::warning, "rath.llm",
+              "LLM call failed with " + what + "; retry " + std::to_string(attempt) + "/" +
+                  std::to_string(std::max(1, policy.max_attempts)) + " in " + buf + "s");
     return delay;
 }
 

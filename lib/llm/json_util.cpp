@@ -2,7 +2,7 @@
 
 #include <rath/llm/error.hpp>
 
-#include "lib/core/json_parse.hpp"
+#include "lib/text/json_parse.hpp"
 
 #include <boost/json.hpp>
 
@@ -12,28 +12,6 @@
 #include <vector>
 
 namespace rath::llm::detail {
-
-boost::json::value to_boost(dom::element e) {
-    switch (e.type()) {
-    case dom::element_type::ARRAY: {
-        boost::json::array a;
-        for (dom::element x : dom::array(e)) a.push_back(to_boost(x));
-        return a;
-    }
-    case dom::element_type::OBJECT: {
-        boost::json::object o;
-        for (auto kv : dom::object(e)) o[kv.key] = to_boost(kv.value);  // duplicate keys: last wins
-        return o;
-    }
-    case dom::element_type::INT64: return std::int64_t(e);
-    case dom::element_type::UINT64: return std::uint64_t(e);
-    case dom::element_type::DOUBLE: return double(e);
-    case dom::element_type::STRING: return boost::json::string(std::string_view(e));
-    case dom::element_type::BOOL: return bool(e);
-    case dom::element_type::NULL_VALUE: return nullptr;
-    }
-    return nullptr;
-}
 
 std::optional<dom::element> field(dom::element e, std::string_view key) {
     if (!e.is_object()) return std::nullopt;
@@ -140,7 +118,7 @@ std::string scalar_text(dom::element e) {
     case dom::element_type::STRING: return std::string(std::string_view(e));
     case dom::element_type::NULL_VALUE: return "None";
     case dom::element_type::BOOL: return bool(e) ? "True" : "False";
-    default: return boost::json::serialize(to_boost(e));
+    default: return boost::json::serialize(to_boost_json(e));
     }
 }
 

@@ -2,6 +2,8 @@
 // simdjson helpers shared by the adapters: typed field access that tells missing,
 // null and wrong-type apart, and conversion of DOM subtrees into Boost.JSON values
 // for passthrough fields (raw, usage details, annotations, ...).
+#include "lib/text/json_parse.hpp"
+
 #include <boost/json/value.hpp>
 #include <simdjson.h>
 
@@ -16,7 +18,7 @@ namespace rath::llm::detail {
 
 namespace dom = simdjson::dom;
 
-boost::json::value to_boost(dom::element e);
+using rath::detail::to_boost_json;
 
 // Field of an object element; nullopt when missing (or `e` is not an object).
 std::optional<dom::element> field(dom::element e, std::string_view key);

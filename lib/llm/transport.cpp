@@ -5,7 +5,7 @@
 #include <rath/async/deadline.hpp>
 #include <rath/async/error.hpp>
 #include <rath/llm/credentials.hpp>
-#include <rath/llm/log.hpp>
+#include <rath/log.hpp>
 #include <rath/net/http_error.hpp>
 #include <rath/net/retry.hpp>
 

@@ -45,7 +45,7 @@ ParsedArguments parse_tool_arguments(std::string_view s) {
     simdjson::dom::element e;
     if (parser.parse(s.data(), s.size(), true).get(e) != simdjson::SUCCESS) return {.parse_error = true};
     if (!e.is_object()) return {.parse_error = true};
-    return {.value = detail::to_boost(e).as_object()};
+    return {.value = detail::to_boost_json(e).as_object()};
 }
 
 const ChatChoice& ChatResponse::primary_choice() const {

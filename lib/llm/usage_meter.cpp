@@ -1,6 +1,6 @@
 #include <rath/llm/usage_meter.hpp>
 
-#include <rath/llm/log.hpp>
+#include <rath/log.hpp>
 
 namespace rath::llm {
 
@@ -15,9 +15,9 @@ bool UsageMeter::add(const std::optional<TokenUsage>& usage) {
     if (provider_->on_budget_exceeded) {
         provider_->on_budget_exceeded(session_id_, *cumulative_);
     } else {
-        log(LogLevel::warning, "session " + std::string(session_id_) + " exceeded budget_total_tokens=" +
-                                   std::to_string(cap) + " (cumulative=" + std::to_string(now) +
-                                   "); no callback configured");
+        rath::log(LogLevel::warning, "rath.session.loop",
+                  "session " + std::string(session_id_) + " exceeded budget_total_tokens=" + std::to_string(cap) +
+                      " (cumulative=" + std::to_string(now) + "); no callback configured");
     }
     return true;
 }

@@ -7,7 +7,7 @@
 #include <rath/tool/serialize.hpp>
 #include <rath/tool/tool_table.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <utility>
 

@@ -10,6 +10,7 @@
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/loop/loop_step.hpp>
+#include <rath/log.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 #include <rath/session/registry.hpp>
 #include <rath/tool/dispatch.hpp>
@@ -21,7 +22,6 @@
 
 #include <boost/system/system_error.hpp>
 
-#include <cstdio>
 #include <span>
 #include <stdexcept>
 
@@ -32,7 +32,7 @@ namespace json = boost::json;
 
 namespace {
 
-void log_warning(const std::string& msg) { std::fprintf(stderr, "WARNING rath.session.loop: %s\n", msg.c_str()); }
+void log_warning(const std::string& msg) { rath::log(LogLevel::warning, "rath.session.loop", msg); }
 
 class DefaultExecutor final : public LoopExecutor {
 public:

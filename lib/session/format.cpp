@@ -1,9 +1,9 @@
 #include <rath/session/format.hpp>
 
-#include "lib/core/json_parse.hpp"
-#include "lib/core/pyjson.hpp"
-#include "lib/core/pyrepr.hpp"
-#include "lib/session/pystr.hpp"
+#include "lib/text/json_parse.hpp"
+#include "lib/text/pyjson.hpp"
+#include "lib/text/pyrepr.hpp"
+#include "lib/text/pystr.hpp"
 
 namespace rath {
 

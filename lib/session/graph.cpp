@@ -1,8 +1,8 @@
 #include <rath/session/graph.hpp>
 #include <rath/session/registry.hpp>
 
-#include "lib/core/pyjson.hpp"
 #include "lib/session/session_state.hpp"
+#include "lib/text/pyjson.hpp"
 
 #include <boost/json/array.hpp>
 

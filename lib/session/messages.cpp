@@ -1,8 +1,8 @@
 #include <rath/session/error.hpp>
 #include <rath/session/messages.hpp>
 
-#include "lib/session/pystr.hpp"
 #include "lib/session/row_storage.hpp"
+#include "lib/text/pystr.hpp"
 
 namespace rath {
 

@@ -5,20 +5,18 @@
 
 #include <rath/async/runtime.hpp>
 #include <rath/async/this_thread.hpp>
+#include <rath/log.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/registry.hpp>
-#include <rath/session/warning.hpp>
 
-#include "lib/core/pyrepr.hpp"
 #include "lib/session/session_state.hpp"
 #include "lib/session/uuid.hpp"
+#include "lib/text/demangle.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <cxxabi.h>
-
-#include <cstdlib>
 #include <typeinfo>
 
 namespace rath {
@@ -27,20 +25,11 @@ namespace detail {
 
 namespace {
 
-std::string type_name_of(const std::exception& e) {
-    const char* mangled = typeid(e).name();
-    int status = 0;
-    char* dem = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-    std::string out = (status == 0 && dem) ? dem : mangled;
-    std::free(dem);
-    return out;
-}
-
 std::string describe(std::exception_ptr e) {
     try {
         std::rethrow_exception(e);
     } catch (const std::exception& ex) {
-        return type_name_of(ex) + "(" + pyrepr(ex.what()) + ")";
+        return demangled_type_name(typeid(ex)) + "(" + pyrepr(ex.what()) + ")";
     } catch (...) {
         return "unknown exception()";
     }
@@ -59,9 +48,10 @@ SessionState::~SessionState() {
     // the next line never races the report.
     if (!pending || pending->consumed || !pending->done.ready() || !pending->done.failed()) return;
     auto e = pending->done.exception();  // marks it observed: the Lazy does not report it again
-    session_warning("Session " + id + " pending future raised " + describe(e) +
-                    " but was never synchronize()d; the error has been dropped. Call session.synchronize() or read "
-                    "session.chunks() to surface it.");
+    rath::log(LogLevel::error, "rath.session",
+              "Session " + id + " pending future raised " + describe(e) +
+                  " but was never synchronize()d; the error has been dropped. Call session.synchronize() or read "
+                  "session.chunks() to surface it.");
 }
 
 void SessionAccess::set_pending(const Session& s, async::Lazy<void> done) {

@@ -5,7 +5,7 @@
 #include <rath/session/format.hpp>
 #include <rath/session/lineage_recorder.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 #include "lib/session/session_state.hpp"
 
 #include <ostream>

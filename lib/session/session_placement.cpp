@@ -3,7 +3,7 @@
 #include <rath/session.hpp>
 
 #include <rath/backend/registry.hpp>
-#include <rath/session/warning.hpp>
+#include <rath/log.hpp>
 
 #include "lib/session/session_state.hpp"
 
@@ -234,7 +234,8 @@ void Session::exit_noexcept() const noexcept {
     try {
         exit();
     } catch (const std::exception& e) {
-        session_warning(std::string("closing the sandbox of session ") + st_->id + " failed: " + e.what());
+        rath::log(LogLevel::warning, "rath.session",
+                  std::string("closing the sandbox of session ") + st_->id + " failed: " + e.what());
     }
 }
 

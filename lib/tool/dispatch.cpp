@@ -5,6 +5,7 @@
 #include <rath/tool/policy.hpp>
 
 #include "lib/session/session_state.hpp"
+#include "lib/text/demangle.hpp"
 
 #include <boost/system/system_error.hpp>
 
@@ -21,13 +22,11 @@ namespace rb = rath::backend;
 
 namespace {
 
+// The class name without its namespaces, as Python's type(e).__name__.
 std::string demangled_leaf(const std::type_info* ti) {
     if (!ti) return "Exception";
-    int status = 0;
-    char* d = abi::__cxa_demangle(ti->name(), nullptr, nullptr, &status);
-    std::string name = (status == 0 && d) ? d : ti->name();
-    std::free(d);
-    if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
+    std::string name = rath::detail::demangled_type_name(*ti);
+    if (auto pos = name.rfind("::"); pos != std::string::npos) name.erase(0, pos + 2);
     return name;
 }
 

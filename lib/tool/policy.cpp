@@ -2,8 +2,8 @@
 #include <rath/tool/error.hpp>
 #include <rath/tool/policy.hpp>
 
-#include "lib/core/pyrepr.hpp"
-#include "lib/tool/json_text.hpp"
+#include "lib/text/pyrepr.hpp"
+#include "lib/text/pystr.hpp"
 
 #include <algorithm>
 #include <map>
@@ -116,7 +116,7 @@ std::optional<std::string> ToolPolicyEnforcer::check(const std::string& tool_nam
         return "tool " + pyrepr(tool_name) + " is not in this session's allowlist";
     if (!p.fs_roots.empty()) {
         if (auto it = args.find("path"); it != args.end() && !it->value().is_null()) {
-            std::string raw = detail::py_str(it->value());
+            std::string raw = rath::detail::py_str(it->value());
             std::string norm = normalise(raw);
             bool ok = std::any_of(p.fs_roots.begin(), p.fs_roots.end(),
                                   [&](const std::string& r) { return under_root(norm, normalise(r)); });
@@ -131,7 +131,7 @@ std::optional<std::string> ToolPolicyEnforcer::check(const std::string& tool_nam
                 if (!parts) return "command " + pyrepr(std::string(it->value().get_string())) + " could not be parsed";
                 if (!parts->empty()) tok = parts->front();
             } else if (it->value().is_array() && !it->value().get_array().empty()) {
-                tok = detail::py_str(it->value().get_array().front());
+                tok = rath::detail::py_str(it->value().get_array().front());
             }
             std::string t = tok.value_or("");
             if (!p.command_deny.empty() && std::find(p.command_deny.begin(), p.command_deny.end(), t) != p.command_deny.end())

@@ -1,8 +1,9 @@
 #include <rath/backend/decode.hpp>
 #include <rath/tool/serialize.hpp>
 
-#include "lib/core/pyrepr.hpp"
-#include "lib/tool/json_text.hpp"
+#include "lib/text/pyjson.hpp"
+#include "lib/text/pystr.hpp"
+#include "lib/text/utf8.hpp"
 
 namespace rath::tool {
 
@@ -34,8 +35,8 @@ json::value project_backend(const rb::DispatchResult& r) {
                                     {"elapsed_ms", x.elapsed_ms}};
             } else if constexpr (std::is_same_v<T, rb::FileContent>) {
                 std::string text = x.is_text ? x.data : rb::decode_output(x.data);
-                if (detail::count_code_points(text) > file_content_max_chars)
-                    text = detail::head_code_points(text, file_content_max_chars) + "...(truncated)";
+                if (rath::detail::count_code_points(text) > file_content_max_chars)
+                    text = rath::detail::head_code_points(text, file_content_max_chars) + "...(truncated)";
                 return json::object{{"data", text}};
             } else if constexpr (std::is_same_v<T, rb::FileEntries>) {
                 json::array a;
@@ -74,12 +75,12 @@ std::string failure_content(std::string kind, std::string message, std::optional
 json::value project(const ToolReturn& raw) {
     if (auto* r = std::get_if<rb::DispatchResult>(&raw)) return project_backend(*r);
     const auto& v = std::get<json::value>(raw);
-    std::string text = detail::dumps(v, false);
-    if (detail::count_code_points(text) > inline_result_max_chars) {
+    std::string text = rath::detail::pyjson_utf8(v);
+    if (rath::detail::count_code_points(text) > inline_result_max_chars) {
         // Over-long inline results stay valid JSON (upstream): a cut repr plus the type.
-        std::string r = v.is_string() ? rath::detail::pyrepr(std::string(v.get_string())) : detail::py_str(v);
-        return json::object{{"repr", detail::head_code_points(r, inline_repr_max_chars) + "...(truncated)"},
-                            {"type", detail::py_type(v)}};
+        std::string r = rath::detail::py_repr(v);
+        return json::object{{"repr", rath::detail::head_code_points(r, inline_repr_max_chars) + "...(truncated)"},
+                            {"type", rath::detail::py_type(v)}};
     }
     return v;
 }
@@ -88,7 +89,7 @@ ToolDispatchResult make_dispatch_result(ToolReturn raw) {
     ToolDispatchResult out;
     out.projection = project(raw);
     bool sandbox = std::holds_alternative<rb::DispatchResult>(raw);
-    out.content = detail::dumps(out.projection, sandbox);
+    out.content = rath::detail::pyjson(out.projection, {.ensure_ascii = sandbox});
     out.failed = sandbox && std::holds_alternative<rb::ToolExecutionFailure>(std::get<rb::DispatchResult>(raw));
     out.raw = std::move(raw);
     return out;

@@ -2,8 +2,9 @@
 #include <rath/tool/session_calls.hpp>
 #include <rath/tool/system_tools.hpp>
 
-#include "lib/core/pyrepr.hpp"
-#include "lib/tool/json_text.hpp"
+#include "lib/text/pyrepr.hpp"
+#include "lib/text/pystr.hpp"
+#include "lib/text/utf8.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -21,7 +22,7 @@ json::object schema(std::string_view text) { return json::parse(text).as_object(
 
 std::string path_arg(const json::object& args) {
     auto it = args.find("path");
-    return it == args.end() ? std::string("<unknown>") : detail::py_str(it->value());
+    return it == args.end() ? std::string("<unknown>") : rath::detail::py_str(it->value());
 }
 
 const json::value& required(const json::object& args, const char* key) {
@@ -74,10 +75,10 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        std::string cmd = detail::py_str(required(args, "cmd"));
+        std::string cmd = rath::detail::py_str(required(args, "cmd"));
         if (cmd.find('\n') != std::string::npos || cmd.find('\r') != std::string::npos)
             throw ToolArgumentError("multiline commands are rejected", "ValueError");
-        if (detail::count_code_points(cmd) > max_shell_command_chars) throw ToolArgumentError("command too long", "ValueError");
+        if (rath::detail::count_code_points(cmd) > max_shell_command_chars) throw ToolArgumentError("command too long", "ValueError");
         return rb::CommandRun{.cmd = cmd};  // no timeout, env or cwd: the backend default timeout applies
     }
 };
@@ -91,10 +92,10 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        std::string path = detail::py_str(required(args, "path"));
+        std::string path = rath::detail::py_str(required(args, "path"));
         std::optional<std::string> enc = std::string("utf-8");  // omitted: utf-8 (only explicit null means bytes)
         if (auto it = args.find("encoding"); it != args.end())
-            enc = it->value().is_null() ? std::nullopt : std::optional<std::string>(detail::py_str(it->value()));
+            enc = it->value().is_null() ? std::nullopt : std::optional<std::string>(rath::detail::py_str(it->value()));
         return rb::FilesRead{.path = path, .encoding = enc};
     }
 };
@@ -108,7 +109,7 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        std::string path = detail::py_str(required(args, "path"));
+        std::string path = rath::detail::py_str(required(args, "path"));
         const auto& content = required(args, "content");
         if (!content.is_string()) throw ToolArgumentError("content must be text for write_workspace_file", "TypeError");
         return rb::FilesWrite{.path = path, .data = std::string(content.get_string()), .mode = 0644};
@@ -125,7 +126,7 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        return rb::FilesList{.path = detail::py_str(required(args, "path"))};
+        return rb::FilesList{.path = rath::detail::py_str(required(args, "path"))};
     }
 };
 
@@ -136,7 +137,7 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        return rb::FilesExists{.path = detail::py_str(required(args, "path"))};
+        return rb::FilesExists{.path = rath::detail::py_str(required(args, "path"))};
     }
 };
 
@@ -151,9 +152,9 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        std::string code = detail::py_str(required(args, "code"));
+        std::string code = rath::detail::py_str(required(args, "code"));
         std::string language = "python";
-        if (auto it = args.find("language"); it != args.end()) language = detail::py_str(it->value());  // null -> "None"
+        if (auto it = args.find("language"); it != args.end()) language = rath::detail::py_str(it->value());  // null -> "None"
         std::optional<double> timeout;
         if (auto it = args.find("timeout"); it != args.end() && !it->value().is_null()) {
             const auto& t = it->value();
@@ -162,7 +163,7 @@ protected:
             } else if (t.is_bool()) {
                 timeout = t.get_bool() ? 1.0 : 0.0;
             } else {
-                std::string s = detail::py_str(t);
+                std::string s = rath::detail::py_str(t);
                 char* end = nullptr;
                 double d = std::strtod(s.c_str(), &end);
                 while (end && *end == ' ') ++end;

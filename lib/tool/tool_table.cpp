@@ -1,7 +1,7 @@
 #include <rath/tool/system_tools.hpp>
 #include <rath/tool/tool_table.hpp>
 
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
 #include <algorithm>
 

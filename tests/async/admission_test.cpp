@@ -23,7 +23,7 @@ using rath::async::Runtime;
 namespace {
 // Coroutines take their state by value: a submitted `make` is called once and dropped,
 // so a coroutine lambda's captures would not outlive it.
-asio::awaitable<void> measured(rath_test::Gauge* running, std::atomic<int>* done, int i, Lazy<int> out) {
+asio::awaitable<void> measured(rath::test::Gauge* running, std::atomic<int>* done, int i, Lazy<int> out) {
     running->enter();
     asio::steady_timer t(co_await asio::this_coro::executor, 2ms);
     co_await t.async_wait(asio::use_awaitable);
@@ -85,7 +85,7 @@ TEST_CASE("a start that throws gives its place to the next in line and reaches t
 TEST_CASE("tasks submitted through a gate run at most limit at a time and all finish") {
     Runtime rt({.threads = 2, .name = "admission"});
     auto gate = std::make_shared<Admission>(3);
-    rath_test::Gauge running;
+    rath::test::Gauge running;
     std::atomic<int> done{0};
     std::vector<Lazy<int>> results;
     for (int i = 0; i < 40; ++i) {

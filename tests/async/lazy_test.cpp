@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/log_capture.hpp"
+
 #include <atomic>
 #include <memory>
 #include <stdexcept>
@@ -126,31 +128,24 @@ TEST_CASE("a ready value may be read on a runtime thread") {
     CHECK(r.get() == 14);
 }
 
-TEST_CASE("an unobserved exception is reported when the last handle drops it") {
-    std::atomic<int> reported{0};
-    std::string what;
-    auto old = rath::async::set_unobserved_exception_handler([&](std::exception_ptr e) {
-        ++reported;
-        try {
-            std::rethrow_exception(e);
-        } catch (const std::exception& ex) {
-            what = ex.what();
-        }
-    });
+TEST_CASE("an unobserved exception is logged at error level when the last handle drops it") {
+    rath::test::LogCapture log;
     {
         Lazy<int> a;
         a.set_exception(std::make_exception_ptr(std::runtime_error("lost")));
         Lazy<int> b = a;
     }
-    CHECK(reported == 1);
-    CHECK(what == "lost");
+    auto reported = log.entries();
+    REQUIRE(reported.size() == 1);
+    CHECK(reported[0].level == rath::LogLevel::error);
+    CHECK(reported[0].channel == "rath.async");
+    CHECK(reported[0].message == "a Lazy value failed and nobody read it: lost");
     {
         Lazy<int> a;
         a.set_exception(std::make_exception_ptr(std::runtime_error("seen")));
         CHECK_THROWS(a.get());
     }
-    CHECK(reported == 1);
-    rath::async::set_unobserved_exception_handler(old);
+    CHECK(log.entries().size() == 1);
 }
 
 TEST_CASE("a cancelled await stops waiting and the value stays settable") {

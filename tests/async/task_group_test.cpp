@@ -31,7 +31,7 @@ TEST_CASE("results come back in input order whatever the completion order") {
 
 TEST_CASE("the concurrency cap bounds how many children run at once") {
     Runtime rt({.threads = 2});
-    rath_test::Gauge running;
+    rath::test::Gauge running;
     TaskGroup<int> g(rt, {.max_concurrency = 3});
     for (int i = 0; i < 30; ++i)
         g.spawn([&, i]() -> asio::awaitable<int> {

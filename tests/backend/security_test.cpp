@@ -1,7 +1,10 @@
 // Security cases for the confined backends (local, and bwrap when it can start a
 // sandbox here): every attempt must be refused or contained with the failure kind
 // backend_tools.md names (path_violation, timeout) or by the sandbox itself.
-#include "backend/test_support.hpp"
+#include "backend/backend_support.hpp"
+#include "support/env.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/backend/local.hpp>
 
@@ -13,7 +16,7 @@
 #include <sys/socket.h>
 #include <thread>
 
-using namespace rath_test;
+using namespace rath::test;
 namespace rb = rath::backend;
 namespace fs = std::filesystem;
 
@@ -25,22 +28,17 @@ struct Fresh {
     ~Fresh() { rb::testing::reset_backend_instances(); }
 };
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Live (non-zombie) processes whose command line contains `marker`.
 int live_processes_with(const std::string& marker) {
     int n = 0;
     for (auto& e : fs::directory_iterator("/proc")) {
         auto name = e.path().filename().string();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string cmd = slurp(e.path() / "cmdline");
+        std::string cmd = read_file(e.path() / "cmdline");
         for (auto& c : cmd)
             if (c == '\0') c = ' ';
         if (cmd.find(marker) == std::string::npos) continue;
-        std::string stat = slurp(e.path() / "stat");
+        std::string stat = read_file(e.path() / "stat");
         auto rp = stat.rfind(')');
         if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') continue;
         ++n;
@@ -69,16 +67,16 @@ TEST_CASE("relative traversal with dot dot is refused and creates nothing") {
         CAPTURE(name);
         Fresh f(name);
         TempDir outer;
-        auto ws = outer.path / "ws";
+        auto ws = outer.path() / "ws";
         auto sb = f.b.open(rb::SandboxSpec::from_working_dir(ws.string()));
         auto w = sb->dispatch(rb::FilesWrite{.path = "../escape.txt", .data = "x"});
         CHECK(failure(w).kind == "path_violation");
         CHECK(failure(w).message.find("outside sandbox workspace") != std::string::npos);
-        CHECK_FALSE(fs::exists(outer.path / "escape.txt"));
+        CHECK_FALSE(fs::exists(outer.path() / "escape.txt"));
         CHECK(failure(sb->dispatch(rb::FilesRead{.path = "../../../../etc/passwd"})).kind == "path_violation");
         CHECK(failure(sb->dispatch(rb::FilesList{.path = ".."})).kind == "path_violation");
         CHECK(failure(sb->dispatch(rb::FilesWrite{.path = "a/../../escape2.txt", .data = "x"})).kind == "path_violation");
-        CHECK_FALSE(fs::exists(outer.path / "escape2.txt"));
+        CHECK_FALSE(fs::exists(outer.path() / "escape2.txt"));
         auto c = shell("pwd");
         c.cwd = "..";
         CHECK(failure(sb->dispatch(c)).kind == "path_violation");
@@ -111,18 +109,18 @@ TEST_CASE("a symlink to etc passwd and a symlinked directory leading out are ref
         Fresh f(name);
         TempDir outside;
         {
-            std::ofstream(outside.path / "secret.txt") << "top secret";
+            std::ofstream(outside.path() / "secret.txt") << "top secret";
         }
         auto sb = f.b.open();
         fs::path ws = sb->handle();
         fs::create_symlink("/etc/passwd", ws / "pw");
-        fs::create_directory_symlink(outside.path, ws / "link");
+        fs::create_directory_symlink(outside.path(), ws / "link");
         CHECK(failure(sb->dispatch(rb::FilesRead{.path = "pw"})).kind == "path_violation");
         CHECK(failure(sb->dispatch(rb::FilesRead{.path = "link/secret.txt"})).kind == "path_violation");
         CHECK(failure(sb->dispatch(rb::FilesWrite{.path = "link/secret.txt", .data = "pwned"})).kind == "path_violation");
         CHECK(failure(sb->dispatch(rb::FilesWrite{.path = "link/new/deep.txt", .data = "pwned"})).kind == "path_violation");
-        CHECK(slurp(outside.path / "secret.txt") == "top secret");
-        CHECK_FALSE(fs::exists(outside.path / "new"));
+        CHECK(read_file(outside.path() / "secret.txt") == "top secret");
+        CHECK_FALSE(fs::exists(outside.path() / "new"));
         CHECK(failure(sb->dispatch(rb::FilesList{.path = "link"})).kind == "path_violation");
         auto c = shell("pwd");
         c.cwd = "link";
@@ -132,7 +130,7 @@ TEST_CASE("a symlink to etc passwd and a symlinked directory leading out are ref
         for (auto& e : listing.entries)
             if (e.name == "link") CHECK_FALSE(e.is_dir);
         f.b.close(sb);
-        CHECK(fs::exists(outside.path / "secret.txt"));  // closing never follows the link
+        CHECK(fs::exists(outside.path() / "secret.txt"));  // closing never follows the link
     }
 }
 
@@ -142,7 +140,7 @@ TEST_CASE("a symlink swapped during reads never exposes the outside file") {
         Fresh f(name);
         TempDir outside;
         {
-            std::ofstream(outside.path / "secret.txt") << "SECRET";
+            std::ofstream(outside.path() / "secret.txt") << "SECRET";
         }
         auto sb = f.b.open();
         fs::path ws = sb->handle();
@@ -157,7 +155,7 @@ TEST_CASE("a symlink swapped during reads never exposes the outside file") {
                 auto tmp = ws / "swap.tmp";
                 std::error_code ec;
                 fs::remove(tmp, ec);
-                fs::create_symlink(out ? fs::path("inside.txt") : outside.path / "secret.txt", tmp, ec);
+                fs::create_symlink(out ? fs::path("inside.txt") : outside.path() / "secret.txt", tmp, ec);
                 fs::rename(tmp, ws / "swap", ec);  // atomic replacement
                 out = !out;
             }
@@ -236,8 +234,7 @@ TEST_CASE("grandchildren still running at a timeout or at exit do not survive") 
 }
 
 TEST_CASE("a planted OPENAI_API_KEY does not reach commands") {
-    ::setenv("OPENAI_API_KEY", "sk-planted-secret", 1);
-    ::setenv("ANTHROPIC_AUTH_TOKEN", "tok-planted-secret", 1);
+    EnvGuard planted{{"OPENAI_API_KEY", "sk-planted-secret"}, {"ANTHROPIC_AUTH_TOKEN", "tok-planted-secret"}};
     for (auto& name : confined_backends()) {
         CAPTURE(name);
         Fresh f(name);
@@ -260,8 +257,6 @@ TEST_CASE("a planted OPENAI_API_KEY does not reach commands") {
         CHECK(as<rb::CommandResult>(sb->dispatch(shell("echo $OPENAI_API_KEY"))).stdout_data == "sk-planted-secret\n");
         f.b.close(sb);
     }
-    ::unsetenv("OPENAI_API_KEY");
-    ::unsetenv("ANTHROPIC_AUTH_TOKEN");
 }
 
 TEST_CASE("bwrap commands cannot write outside the workspace") {

@@ -1,6 +1,7 @@
 // Backend unit cases (backend_tools.md §8 tests/unit, test_registry*, test_sandbox_refcount,
 // test_local*, test_stream, persistence/*, test_decoding).
-#include "backend/test_support.hpp"
+#include "backend/backend_support.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/backend/decode.hpp>
 #include <rath/backend/local.hpp>
@@ -20,7 +21,7 @@
 #include <set>
 #include <thread>
 
-using namespace rath_test;
+using namespace rath::test;
 namespace rb = rath::backend;
 namespace rp = rath::backend::persistence;
 namespace fs = std::filesystem;
@@ -131,7 +132,7 @@ TEST_CASE("local workspaces owned temp dirs are removed and user dirs are kept")
     b.close(sb);
     CHECK_FALSE(fs::exists(owned));
     TempDir t;
-    auto user = (t.path / "nested" / "ws").string();
+    auto user = (t.path() / "nested" / "ws").string();
     auto us = b.open(rb::SandboxSpec::from_working_dir(user));
     CHECK(us->handle() == user);
     as<rb::FileWriteResult>(us->dispatch(rb::FilesWrite{.path = "keep.txt", .data = "k"}));
@@ -184,10 +185,10 @@ TEST_CASE("file reads translate newlines and report decode errors as failures") 
 TEST_CASE("trusted-host uses absolute paths and dot dot as given") {
     auto& b = fresh_backend("trusted-host");
     TempDir outer;
-    auto sb = b.open(rb::SandboxSpec::from_working_dir((outer.path / "ws").string()));
+    auto sb = b.open(rb::SandboxSpec::from_working_dir((outer.path() / "ws").string()));
     CHECK(as<rb::FileWriteResult>(sb->dispatch(rb::FilesWrite{.path = "../outside.txt", .data = "x"})).bytes_written == 1);
-    CHECK(fs::exists(outer.path / "outside.txt"));
-    auto abs = (outer.path / "abs.txt").string();
+    CHECK(fs::exists(outer.path() / "outside.txt"));
+    auto abs = (outer.path() / "abs.txt").string();
     as<rb::FileWriteResult>(sb->dispatch(rb::FilesWrite{.path = abs, .data = "abs"}));
     CHECK(as<rb::FileContent>(sb->dispatch(rb::FilesRead{.path = abs})).data == "abs");
     b.close(sb);
@@ -295,7 +296,7 @@ TEST_CASE("submit racing close either completes or is rejected and never hangs")
 
 TEST_CASE("local sandbox ids are UUIDs and persisted workspaces survive close") {
     TempDir home;
-    rp::Root root = home.path;
+    rp::Root root = home.path();
     CHECK(rp::list_local(root).empty());
     auto id = rp::alloc_local_id(root);
     CHECK(rp::canonical_sandbox_id(id) == id);
@@ -324,7 +325,7 @@ TEST_CASE("local sandbox ids are UUIDs and persisted workspaces survive close") 
 
 TEST_CASE("remote records round trip touch list prune and refuse reattach on local") {
     TempDir home;
-    rp::Root root = home.path;
+    rp::Root root = home.path();
     rb::SandboxSpec spec;
     spec.working_dir = "/w";
     spec.timeout = std::chrono::duration<double>(600.0);

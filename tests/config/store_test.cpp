@@ -1,16 +1,15 @@
 // ~/.openrath/config.json: paths, schema, validation errors, save, cache (spec §8).
-#include "../llm/loopback_server.hpp"
+#include "support/env.hpp"
+#include "support/files.hpp"
+#include "support/log_capture.hpp"
 
 #include <rath/config/paths.hpp>
 #include <rath/config/store.hpp>
-#include <rath/llm/log.hpp>
 
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <sys/stat.h>
@@ -18,18 +17,10 @@
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace rath::config;
+using rath::test::read_file;
+using rath::test::write_file;
 
 namespace {
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-void spit(const fs::path& p, const std::string& s) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << s;
-}
 unsigned mode_of(const fs::path& p) {
     struct stat st{};
     ::stat(p.c_str(), &st);
@@ -44,40 +35,40 @@ struct Cwd {
 
 TEST_CASE("OPENRATH_HOME wins and may name a missing directory") {
     rath::test::CleanEnv env;
-    CHECK(resolve_config_dir() == fs::weakly_canonical(env.dir()));
-    CHECK(resolve_config_path() == fs::weakly_canonical(env.dir()) / "config.json");
-    rath::test::EnvGuard g({{"OPENRATH_HOME", (env.dir() / "not-yet").c_str()}});
-    CHECK(resolve_config_dir() == fs::weakly_canonical(env.dir()) / "not-yet");
-    CHECK_FALSE(fs::exists(env.dir() / "not-yet"));
+    CHECK(resolve_config_dir() == fs::weakly_canonical(env.path()));
+    CHECK(resolve_config_path() == fs::weakly_canonical(env.path()) / "config.json");
+    rath::test::EnvGuard g({{"OPENRATH_HOME", (env.path() / "not-yet").c_str()}});
+    CHECK(resolve_config_dir() == fs::weakly_canonical(env.path()) / "not-yet");
+    CHECK_FALSE(fs::exists(env.path() / "not-yet"));
 }
 
 TEST_CASE("OPENRATH_HOME pointing at a file is an error") {
     rath::test::CleanEnv env;
-    spit(env.dir() / "file", "x");
-    rath::test::EnvGuard g({{"OPENRATH_HOME", (env.dir() / "file").c_str()}});
+    write_file(env.path() / "file", "x");
+    rath::test::EnvGuard g({{"OPENRATH_HOME", (env.path() / "file").c_str()}});
     CHECK_THROWS_WITH_AS(resolve_config_dir(), doctest::Contains("exists but is not a directory"), ConfigPathError);
 }
 
 TEST_CASE("tilde expands and the project marker and home fallback are used") {
     rath::test::CleanEnv env;
-    rath::test::EnvGuard g({{"HOME", env.dir().c_str()}, {"OPENRATH_HOME", "~/custom"}});
-    CHECK(resolve_config_dir() == fs::weakly_canonical(env.dir() / "custom"));
+    rath::test::EnvGuard g({{"HOME", env.path().c_str()}, {"OPENRATH_HOME", "~/custom"}});
+    CHECK(resolve_config_dir() == fs::weakly_canonical(env.path() / "custom"));
     rath::test::EnvGuard g2({{"OPENRATH_HOME", "  "}});
-    fs::create_directories(env.dir() / "proj" / ".openrath");
+    fs::create_directories(env.path() / "proj" / ".openrath");
     {
-        Cwd cwd(env.dir() / "proj");
-        CHECK(resolve_config_dir() == fs::canonical(env.dir() / "proj" / ".openrath"));
-        CHECK(is_project_local(env.dir() / "proj" / ".openrath"));
-        CHECK_FALSE(is_project_local(env.dir()));
+        Cwd cwd(env.path() / "proj");
+        CHECK(resolve_config_dir() == fs::canonical(env.path() / "proj" / ".openrath"));
+        CHECK(is_project_local(env.path() / "proj" / ".openrath"));
+        CHECK_FALSE(is_project_local(env.path()));
     }
-    fs::create_directories(env.dir() / "plain");
-    Cwd cwd(env.dir() / "plain");
-    CHECK(resolve_config_dir() == env.dir() / ".openrath");
+    fs::create_directories(env.path() / "plain");
+    Cwd cwd(env.path() / "plain");
+    CHECK(resolve_config_dir() == env.path() / ".openrath");
 }
 
 TEST_CASE("a missing file gives the exact default document") {
     rath::test::CleanEnv env;
-    ConfigStore s(env.dir() / "config.json");
+    ConfigStore s(env.path() / "config.json");
     CHECK_FALSE(s.loaded_from_file());
     CHECK(default_config_text() ==
           "{\n  \"version\": 1,\n  \"llm\": {\n    \"default_provider\": null,\n    \"embedding_provider\": null,\n"
@@ -85,22 +76,22 @@ TEST_CASE("a missing file gives the exact default document") {
           "    \"servers\": {}\n  },\n  \"memory\": {\n    \"default_provider\": null,\n    \"providers\": {}\n  },\n"
           "  \"backend\": {\n    \"default_provider\": null,\n    \"providers\": {}\n  }\n}\n");
     CHECK(dump_pretty(s.document()) == default_config_text());
-    CHECK_FALSE(fs::exists(env.dir() / "config.json"));
+    CHECK_FALSE(fs::exists(env.path() / "config.json"));
 }
 
 TEST_CASE("save writes mode 0600 with a deny-all gitignore and leaves no temp file") {
     rath::test::CleanEnv env;
-    const fs::path dir = env.dir() / "sub" / "dir";
+    const fs::path dir = env.path() / "sub" / "dir";
     ConfigStore s(dir / "config.json");
     s.set_llm_provider("main", {.provider_kind = "openai", .model = "gpt", .api_key = "k", .temperature = 0.7});
     s.save();
     CHECK(mode_of(dir / "config.json") == 0600);
-    CHECK(slurp(dir / ".gitignore") == "*\n!.gitignore\n!config.json.example\n");
-    spit(dir / ".gitignore", "custom\n");
+    CHECK(read_file(dir / ".gitignore") == "*\n!.gitignore\n!config.json.example\n");
+    write_file(dir / ".gitignore", "custom\n");
     s.save();
-    CHECK(slurp(dir / ".gitignore") == "custom\n");
+    CHECK(read_file(dir / ".gitignore") == "custom\n");
     for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().rfind(".config_", 0) != 0);
-    const std::string text = slurp(dir / "config.json");
+    const std::string text = read_file(dir / "config.json");
     CHECK(text.find("\"temperature\": 0.7") != std::string::npos);
     CHECK(text.back() == '\n');
     ConfigStore again(dir / "config.json");
@@ -112,18 +103,18 @@ TEST_CASE("save writes mode 0600 with a deny-all gitignore and leaves no temp fi
 
 TEST_CASE("unknown keys round trip at every level") {
     rath::test::CleanEnv env;
-    const fs::path p = env.dir() / "config.json";
-    spit(p, R"({"zeta":1,"llm":{"x_sec":true,"providers":{"p":{"provider_kind":"anthropic","x_entry":[1]}}},
+    const fs::path p = env.path() / "config.json";
+    write_file(p, R"({"zeta":1,"llm":{"x_sec":true,"providers":{"p":{"provider_kind":"anthropic","x_entry":[1]}}},
                "mcp":{"servers":{"fs":{"command":[],"x_srv":"y"}},"default_enabled":["fs"]},"custom":{"a":"ü"}})");
     ConfigStore s(p);
     s.save();
-    auto doc = json::parse(slurp(p)).as_object();
+    auto doc = json::parse(read_file(p)).as_object();
     CHECK(doc.at("zeta").as_int64() == 1);
     CHECK(doc.at("custom").at("a") == "ü");
     CHECK(doc.at("llm").at("x_sec").as_bool());
     CHECK(doc.at("llm").at("providers").at("p").at("x_entry") == json::parse("[1]"));
     CHECK(doc.at("mcp").at("servers").at("fs").at("x_srv") == "y");
-    CHECK(slurp(p).find("\"ü\"") != std::string::npos);  // non-ASCII unescaped
+    CHECK(read_file(p).find("\"ü\"") != std::string::npos);  // non-ASCII unescaped
     std::vector<std::string> order;
     for (const auto& kv : doc) order.emplace_back(kv.key());
     CHECK(order == std::vector<std::string>{"version", "llm", "mcp", "memory", "backend", "zeta", "custom"});
@@ -132,18 +123,18 @@ TEST_CASE("unknown keys round trip at every level") {
 
 TEST_CASE("bad files give errors naming the file and the problem") {
     rath::test::CleanEnv env;
-    const fs::path p = env.dir() / "config.json";
-    spit(p, "{\n  \"llm\": ,\n}");
+    const fs::path p = env.path() / "config.json";
+    write_file(p, "{\n  \"llm\": ,\n}");
     CHECK_THROWS_WITH_AS(ConfigStore{p}, doctest::Contains("is not valid JSON (line 2, col "), ConfigError);
-    spit(p, "[1]");
+    write_file(p, "[1]");
     CHECK_THROWS_WITH_AS(ConfigStore{p}, doctest::Contains("top-level must be a JSON object, got array"), ConfigError);
-    spit(p, R"({"llm":{"providers":{"x":{"provider_kind":"bogus"}}}})");
+    write_file(p, R"({"llm":{"providers":{"x":{"provider_kind":"bogus"}}}})");
     CHECK_THROWS_WITH_AS(ConfigStore{p}, doctest::Contains("failed schema validation: llm.providers.x.provider_kind"), ConfigError);
-    spit(p, R"({"llm":{"providers":[]}})");
+    write_file(p, R"({"llm":{"providers":[]}})");
     CHECK_THROWS_WITH_AS(ConfigStore{p}, doctest::Contains("llm.providers: expected an object"), ConfigError);
-    spit(p, R"({"mcp":{"servers":{"s":{"env":{}}}}})");
+    write_file(p, R"({"mcp":{"servers":{"s":{"env":{}}}}})");
     CHECK_THROWS_WITH_AS(ConfigStore{p}, doctest::Contains("mcp.servers.s.command: field required"), ConfigError);
-    spit(p, R"({"llm":{"providers":{"x":{"temperature":"0.5","max_tokens":"12"}}}})");
+    write_file(p, R"({"llm":{"providers":{"x":{"temperature":"0.5","max_tokens":"12"}}}})");
     ConfigStore lax(p);
     CHECK(lax.get_llm_provider("x").temperature == 0.5);
     CHECK(lax.get_llm_provider("x").max_tokens == 12);
@@ -151,7 +142,7 @@ TEST_CASE("bad files give errors naming the file and the problem") {
 
 TEST_CASE("find_provider_by_kind prefers the default entry of that kind") {
     rath::test::CleanEnv env;
-    ConfigStore s(env.dir() / "config.json");
+    ConfigStore s(env.path() / "config.json");
     s.set_llm_provider("a1", {.provider_kind = "anthropic", .model = "c1"});
     s.set_llm_provider("o1", {.provider_kind = "openai", .model = "g1"});
     s.set_llm_provider("o2", {.provider_kind = "openai", .model = "g2"});
@@ -167,7 +158,7 @@ TEST_CASE("find_provider_by_kind prefers the default entry of that kind") {
 
 TEST_CASE("the cache returns the same store until the file changes") {
     rath::test::CleanEnv env;
-    const fs::path p = env.dir() / "config.json";
+    const fs::path p = env.path() / "config.json";
     CHECK(ConfigStore::load(p) != ConfigStore::load(p));  // missing file: never cached
     ConfigStore(p).save();
     auto a = ConfigStore::load(p);
@@ -177,13 +168,13 @@ TEST_CASE("the cache returns the same store until the file changes") {
     auto b = ConfigStore::load(p);
     CHECK(b != a);
     CHECK(b->has_llm_provider("n"));
-    spit(p, slurp(p) + "\n");  // external rewrite: new size
+    write_file(p, read_file(p) + "\n");  // external rewrite: new size
     CHECK(ConfigStore::load(p) != b);
 }
 
 TEST_CASE("concurrent saves leave one valid file and no temp files") {
     rath::test::CleanEnv env;
-    const fs::path p = env.dir() / "config.json";
+    const fs::path p = env.path() / "config.json";
     std::vector<std::thread> ts;
     for (int i = 0; i < 5; ++i)
         ts.emplace_back([&, i] {
@@ -195,21 +186,20 @@ TEST_CASE("concurrent saves leave one valid file and no temp files") {
     ConfigStore s(p);  // parses: the last rename won, nothing torn
     CHECK(s.llm_provider_names().size() >= 1);
     CHECK(s.llm_provider_names().size() <= 5);
-    for (const auto& e : fs::directory_iterator(env.dir())) CHECK(e.path().filename().string().rfind(".config_", 0) != 0);
+    for (const auto& e : fs::directory_iterator(env.path())) CHECK(e.path().filename().string().rfind(".config_", 0) != 0);
 }
 
 TEST_CASE("loose permissions warn once per file") {
     rath::test::CleanEnv env;
-    const fs::path p = env.dir() / "config.json";
+    const fs::path p = env.path() / "config.json";
     ConfigStore(p).save();
-    std::vector<std::string> warnings;
-    auto old = rath::llm::set_log_sink([&](rath::llm::LogLevel, std::string_view m) { warnings.emplace_back(m); });
+    rath::test::LogCapture log;
     ConfigStore quiet(p);
-    CHECK(warnings.empty());
+    CHECK(log.messages("rath.config").empty());
     ::chmod(p.c_str(), 0644);
     ConfigStore loud(p);
     ConfigStore again(p);
-    rath::llm::set_log_sink(old);
+    auto warnings = log.messages("rath.config");
     REQUIRE(warnings.size() == 1);
     CHECK(warnings[0].find("644") != std::string::npos);
     CHECK(warnings[0].find("chmod 600") != std::string::npos);
@@ -217,13 +207,13 @@ TEST_CASE("loose permissions warn once per file") {
 
 TEST_CASE("a project gitignore is amended once and never created") {
     rath::test::CleanEnv env;
-    const fs::path root = env.dir() / "proj";
+    const fs::path root = env.path() / "proj";
     fs::create_directories(root / ".openrath");
     Cwd cwd(root);
     ConfigStore(root / ".openrath" / "config.json").save();
     CHECK_FALSE(fs::exists(root / ".gitignore"));
-    spit(root / ".gitignore", "node_modules");
+    write_file(root / ".gitignore", "node_modules");
     ConfigStore(root / ".openrath" / "config.json").save();
     ConfigStore(root / ".openrath" / "config.json").save();
-    CHECK(slurp(root / ".gitignore") == "node_modules\n.openrath/\n");
+    CHECK(read_file(root / ".gitignore") == "node_modules\n.openrath/\n");
 }

@@ -1,7 +1,7 @@
 // The backend conformance suite (backend_tools.md §8 tests/conformance): every case
 // runs against every host backend (local, trusted-host, and bwrap when it can start
 // a sandbox here), each with a fresh backend singleton.
-#include "backend/test_support.hpp"
+#include "backend/backend_support.hpp"
 
 #include <rath/backend/stream.hpp>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-using namespace rath_test;
+using namespace rath::test;
 namespace rb = rath::backend;
 
 namespace {

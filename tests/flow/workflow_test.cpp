@@ -84,8 +84,8 @@ TEST_CASE("to rebinds the model of a workflow's own agent params") {
 }
 
 TEST_CASE("an agent forwards through the loop and returns a pending session") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("agent answer"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("agent answer"));
     flow::Agent agent("You answer.", {.loop = {.provider = s.provider, .client = s.client}, .description = "answers"});
     Session out = agent(Session::from_user_message("q"));
     CHECK(out.lineage_operator() == "run_session_loop");
@@ -96,7 +96,7 @@ TEST_CASE("an agent forwards through the loop and returns a pending session") {
 
 TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it") {
     flow::Agent a("x", {.model = "m"});
-    auto t = rath::tool::make_tool<loop_test::Empty>("t1", "d", [](Session, loop_test::Empty) { return boost::json::value(1); });
+    auto t = rath::tool::make_tool<rath::test::Empty>("t1", "d", [](Session, rath::test::Empty) { return boost::json::value(1); });
     a->register_tool(t);
     a->register_tool(t);
     CHECK(a->tools().size() == 1);
@@ -105,14 +105,14 @@ TEST_CASE("register_tool ignores a duplicate name and unregister_tool removes it
 }
 
 TEST_CASE("an agent's next forward sees a provider field or tool changed after the previous one") {
-    auto s = loop_test::scripted();
-    for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("a" + std::to_string(i)));
+    auto s = rath::test::scripted();
+    for (int i = 0; i < 4; ++i) s.client->push(rath::test::text("a" + std::to_string(i)));
     flow::Agent agent("x", {.loop = {.provider = s.provider, .client = s.client}});
     CHECK(agent(Session::from_user_message("1")).text() == std::optional<std::string>("a0"));
     agent->agent()->provider.sampling.temperature = 0.25;  // a public field, changed in place
     CHECK(agent(Session::from_user_message("2")).text() == std::optional<std::string>("a1"));
     agent->register_tool(
-        rath::tool::make_tool<loop_test::Empty>("extra_tool", "d", [](Session, loop_test::Empty) { return boost::json::value(1); }));
+        rath::tool::make_tool<rath::test::Empty>("extra_tool", "d", [](Session, rath::test::Empty) { return boost::json::value(1); }));
     CHECK(agent(Session::from_user_message("3")).text() == std::optional<std::string>("a2"));
     agent->agent()->provider.sampling.extra_create_args["top_k"] = 3;
     CHECK(agent(Session::from_user_message("4")).text() == std::optional<std::string>("a3"));
@@ -132,8 +132,8 @@ TEST_CASE("an agent's next forward sees a provider field or tool changed after t
 }
 
 TEST_CASE("agents with different prompts interleaved each send their own system message") {
-    auto s = loop_test::scripted();
-    for (int i = 0; i < 4; ++i) s.client->push(loop_test::text("ok"));
+    auto s = rath::test::scripted();
+    for (int i = 0; i < 4; ++i) s.client->push(rath::test::text("ok"));
     flow::Agent a("prompt A", {.loop = {.provider = s.provider, .client = s.client}});
     flow::Agent b("prompt B", {.loop = {.provider = s.provider, .client = s.client}});
     for (int i = 0; i < 2; ++i) {
@@ -149,8 +149,8 @@ TEST_CASE("agents with different prompts interleaved each send their own system 
 }
 
 TEST_CASE("an agent without a client builds one per provider setting, not one per run") {
-    auto s = loop_test::scripted();
-    for (int i = 0; i < 5; ++i) s.client->push(loop_test::text("ok"));
+    auto s = rath::test::scripted();
+    for (int i = 0; i < 5; ++i) s.client->push(rath::test::text("ok"));
     static std::atomic<int> built{0};
     built = 0;
     rath::llm::register_chat_client("counting-scripted", [client = s.client](const rath::llm::Provider&,
@@ -187,8 +187,8 @@ TEST_CASE("providers compare by their settings and never when a budget callback 
 }
 
 TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("from async"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("from async"));
     struct Wrap : flow::Workflow {
         flow::Agent agent{nullptr};
         Session forward(Session in) override {
@@ -208,8 +208,8 @@ TEST_CASE("a workflow's coroutine form runs forward off the io threads") {
 TEST_SUITE("flow/compressor") {
 
 TEST_CASE("compress rewrites the transcript into one user row with only its own usage") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("  short summary  ", loop_test::usage(30, 4)));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("  short summary  ", rath::test::usage(30, 4)));
     auto user = Session::from_user_message("a long conversation");
     flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider, .client = s.client});
     Session out = c(user);
@@ -231,12 +231,12 @@ TEST_CASE("compress rewrites the transcript into one user row with only its own 
 }
 
 TEST_CASE("compress refuses tool calls and blank content") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"x", "run_code", "{}"}}));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"x", "run_code", "{}"}}));
     flow::Compressor c(rath::default_compress_instruction, {.provider = s.provider, .client = s.client});
     CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(),
                       "run_session_compress: model returned tool calls but tools are disabled");
-    s.client->push(loop_test::text("   "));
+    s.client->push(rath::test::text("   "));
     CHECK_THROWS_WITH(c(Session::from_user_message("a")).chunks(), "run_session_compress: empty model content");
 }
 
@@ -245,8 +245,8 @@ TEST_CASE("compress refuses tool calls and blank content") {
 TEST_SUITE("flow/selector") {
 
 TEST_CASE("the selector routes to the chosen workflow and shows the numbered menu") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("I pick 1."));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("I pick 1."));
     auto a = std::make_shared<Leaf>("billing");
     auto b = std::make_shared<Leaf>("tech support");
     flow::Selector selector(s.provider, {.client = s.client});
@@ -260,10 +260,10 @@ TEST_CASE("the selector routes to the chosen workflow and shows the numbered men
 }
 
 TEST_CASE("minus one or an out of range index selects an empty workflow") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("-1"));
-    s.client->push(loop_test::text("7"));
-    s.client->push(loop_test::text("no digits here"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("-1"));
+    s.client->push(rath::test::text("7"));
+    s.client->push(rath::test::text("no digits here"));
     auto a = std::make_shared<Leaf>("only");
     flow::Selector selector(s.provider, {.client = s.client});
     for (int i = 0; i < 3; ++i) {
@@ -275,7 +275,7 @@ TEST_CASE("minus one or an out of range index selects an empty workflow") {
 }
 
 TEST_CASE("no candidates means no LLM call") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     flow::Selector selector(s.provider, {.client = s.client});
     auto w = selector->select(Session::from_user_message("x"), std::span<const std::shared_ptr<flow::Workflow>>{});
     CHECK(w->is_empty());
@@ -283,9 +283,9 @@ TEST_CASE("no candidates means no LLM call") {
 }
 
 TEST_CASE("select_session rejects tool calls and a bad finish reason") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"x", "t", "{}"}}));
-    s.client->push(loop_test::text("0", std::nullopt, rath::llm::FinishReason::tool_calls));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"x", "t", "{}"}}));
+    s.client->push(rath::test::text("0", std::nullopt, rath::llm::FinishReason::tool_calls));
     auto agent = Session::from_agent_prompt("route");
     auto select = [&] {
         return flow::select_session(Session::from_user_message("u"), agent, {"a"}, s.provider, nullptr, s.client);
@@ -342,9 +342,9 @@ TEST_CASE("an empty holder says so and refuses to be used") {
 }
 
 TEST_CASE("a user module registers holders and runs its agents in order") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("from first"));
-    s.client->push(loop_test::text("from second"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("from first"));
+    s.client->push(rath::test::text("from second"));
     Pipeline pipeline(s.provider, s.client);
     CHECK(pipeline->repr().find("(first): Agent(") != std::string::npos);
     Session out = pipeline(Session::from_user_message("go"));
@@ -356,7 +356,7 @@ TEST_CASE("a user module registers holders and runs its agents in order") {
 }
 
 TEST_CASE("clone of a Cloneable module makes new modules and params with the same values") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     Pipeline pipeline(s.provider, s.client);
     pipeline->first->agent()->provider.sampling.temperature = 0.75;
     auto copy = std::dynamic_pointer_cast<PipelineImpl>(pipeline->clone());
@@ -376,7 +376,7 @@ TEST_CASE("a module that is not Cloneable says how to become one") {
 TEST_CASE("an agent's clone keeps its tools and settings in params of its own") {
     flow::Agent a("prompt", {.model = "m", .description = "d"});
     a->register_tool(
-        rath::tool::make_tool<loop_test::Empty>("t1", "d", [](Session, loop_test::Empty) { return boost::json::value(1); }));
+        rath::tool::make_tool<rath::test::Empty>("t1", "d", [](Session, rath::test::Empty) { return boost::json::value(1); }));
     auto copy = std::dynamic_pointer_cast<flow::AgentImpl>(a->clone());
     REQUIRE(copy);
     CHECK(copy->tools().size() == 1);
@@ -388,14 +388,14 @@ TEST_CASE("an agent's clone keeps its tools and settings in params of its own") 
 }
 
 TEST_CASE("tools registered while runs are in flight never race them: each run keeps the tools it started with") {
-    auto s = loop_test::scripted();
-    s.client->rule(loop_test::text("ok"));
+    auto s = rath::test::scripted();
+    s.client->rule(rath::test::text("ok"));
     flow::Agent agent("x", {.loop = {.provider = s.provider, .client = s.client}});
     std::atomic<bool> stop{false};
     std::thread registrar([&] {
         for (int i = 0; !stop; ++i) {
-            agent->register_tool(rath::tool::make_tool<loop_test::Empty>(
-                "t" + std::to_string(i % 8), "d", [](Session, loop_test::Empty) { return boost::json::value(1); }));
+            agent->register_tool(rath::tool::make_tool<rath::test::Empty>(
+                "t" + std::to_string(i % 8), "d", [](Session, rath::test::Empty) { return boost::json::value(1); }));
             if (i % 8 == 7)
                 for (int k = 0; k < 8; ++k) agent->unregister_tool("t" + std::to_string(k));
         }
@@ -412,9 +412,9 @@ TEST_CASE("tools registered while runs are in flight never race them: each run k
 TEST_SUITE("flow/sequential") {
 
 TEST_CASE("a sequential applies its steps in order and names them by position") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("step one"));
-    s.client->push(loop_test::text("step two"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("step one"));
+    s.client->push(rath::test::text("step two"));
     flow::Agent one("one", {.loop = {.provider = s.provider, .client = s.client}});
     flow::Agent two("two", {.loop = {.provider = s.provider, .client = s.client}});
     flow::Sequential chain(one, two);
@@ -435,9 +435,9 @@ TEST_CASE("an empty sequential returns its input and push_back refuses null step
 }
 
 TEST_CASE("a sequential's coroutine form awaits each step") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("a"));
-    s.client->push(loop_test::text("b"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("a"));
+    s.client->push(rath::test::text("b"));
     flow::Sequential chain(flow::Agent("1", {.loop = {.provider = s.provider, .client = s.client}}),
                            flow::Agent("2", {.loop = {.provider = s.provider, .client = s.client}}));
     Session out = rath::async::block_on(chain->async_forward(Session::from_user_message("go")));

@@ -1,6 +1,8 @@
 // The HTTP clients against a loopback server: headers and URLs, retries with
 // Retry-After, and the failure modes of a stream (spec §4.1, §5.1, §6.1).
 #include "loopback_server.hpp"
+#include "support/env.hpp"
+#include "support/log_capture.hpp"
 
 #include <rath/llm.hpp>
 #include <rath/testing/scripted_client.hpp>
@@ -370,12 +372,7 @@ TEST_CASE("retries give up after retry_max_attempts and rethrow the last error")
 
 TEST_CASE("errors never contain the api key even when the provider echoes it") {
     Fixture f;
-    std::vector<std::string> logged;
-    std::mutex mu;
-    auto old = set_log_sink([&](LogLevel, std::string_view m) {
-        std::lock_guard lk(mu);
-        logged.emplace_back(m);
-    });
+    rath::test::LogCapture log;
     LoopbackServer server([](const RecordedRequest& req, int i) {
         std::string key = req.header("Authorization").value_or("");
         if (i == 0) return Reply::json(500, R"({"error":{"message":"upstream saw )" + key + R"(","type":"server_error"}})");
@@ -393,9 +390,9 @@ TEST_CASE("errors never contain the api key even when the provider echoes it") {
         CHECK(e.type() == "invalid_request_error");
         CHECK(e.info().code == "invalid_api_key");
     }
-    set_log_sink(old);
+    auto logged = log.entries();
     CHECK_FALSE(logged.empty());
-    for (const auto& l : logged) CHECK(l.find(secret_key) == std::string::npos);
+    for (const auto& l : logged) CHECK(l.message.find(secret_key) == std::string::npos);
     CHECK(c.provider().to_string() == "m");
 }
 

@@ -1,5 +1,6 @@
 // Embedding and VLM clients against a loopback server (spec §7).
 #include "loopback_server.hpp"
+#include "support/env.hpp"
 
 #include <rath/async/runtime.hpp>
 #include <rath/config/store.hpp>
@@ -90,7 +91,7 @@ TEST_CASE("a 200 whose body is not JSON is a response format error naming the em
 
 TEST_CASE("embedding from_config prefers the embedding entry then the default provider key") {
     rath::test::CleanEnv env;
-    auto store = std::make_shared<rath::config::ConfigStore>(env.dir() / "config.json");
+    auto store = std::make_shared<rath::config::ConfigStore>(env.path() / "config.json");
     store->set_llm_provider("chat", {.model = "gpt-4o", .api_key = "chat-key", .base_url = "http://chat"});
     store->set_default_llm_provider("chat");
     auto p = EmbeddingProvider::from_config(std::nullopt, store);
@@ -116,7 +117,7 @@ TEST_CASE("vlm describe sends a data url and returns the caption") {
     CHECK(body.at("max_tokens").as_int64() == 512);
     CHECK(body.at("messages").at(0).at("content").at(1).at("image_url").at("url") == "data:image/png;base64,iVBORw==");
     CHECK_FALSE(body.as_object().contains("stream"));
-    const auto img = env.dir() / "pic.JPG";
+    const auto img = env.path() / "pic.JPG";
     std::ofstream(img, std::ios::binary) << "jpegbytes";
     CHECK(c.describe_path(img, "x") == "");
     CHECK(json::parse(server.requests().at(1).body).at("messages").at(0).at("content").at(1).at("image_url").at("url").as_string().starts_with("data:image/jpeg;base64,"));
@@ -127,7 +128,7 @@ TEST_CASE("vlm describe sends a data url and returns the caption") {
 
 TEST_CASE("vlm from_config needs a configured vlm provider with a model") {
     rath::test::CleanEnv env;
-    auto store = std::make_shared<rath::config::ConfigStore>(env.dir() / "config.json");
+    auto store = std::make_shared<rath::config::ConfigStore>(env.path() / "config.json");
     CHECK_THROWS_WITH_AS(VLMProvider::from_config(std::nullopt, store), doctest::Contains("no VLM provider configured"),
                          rath::config::ConfigLookupError);
     store->set_llm_provider("v", {.api_key = "k"});

@@ -10,9 +10,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <unistd.h>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -225,76 +222,6 @@ private:
     mutable std::mutex mu_;
     std::vector<RecordedRequest> requests_;
     std::set<tcp::socket*> sockets_;
-};
-
-// Sets (or unsets) environment variables for a scope and restores them after.
-class EnvGuard {
-public:
-    EnvGuard(std::initializer_list<std::pair<const char*, const char*>> vars) {
-        for (const auto& [k, v] : vars) {
-            const char* old = std::getenv(k);
-            saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-            if (v)
-                ::setenv(k, v, 1);
-            else
-                ::unsetenv(k);
-        }
-    }
-    ~EnvGuard() {
-        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-            if (it->second)
-                ::setenv(it->first.c_str(), it->second->c_str(), 1);
-            else
-                ::unsetenv(it->first.c_str());
-        }
-    }
-    EnvGuard(const EnvGuard&) = delete;
-    EnvGuard& operator=(const EnvGuard&) = delete;
-
-private:
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-// The provider env variables cleared, and OPENRATH_HOME pointed at an empty temp dir
-// so that no developer config leaks into a test.
-inline const char* provider_env_names[] = {
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_DEFAULT_MODEL", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY",
-    "AZURE_API_KEY", "OPENAI_API_VERSION", "AZURE_OPENAI_API_VERSION", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_DEFAULT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "LITELLM_API_KEY", "LITELLM_API_BASE",
-    "LITELLM_MODEL", "ATLASCLOUD_API_KEY", "ATLAS_CLOUD_API_KEY", "ATLASCLOUD_DEFAULT_MODEL",
-    "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"};
-
-class CleanEnv {
-public:
-    CleanEnv() {
-        static std::atomic<int> counter{0};
-        dir_ = std::filesystem::temp_directory_path() /
-               ("rath_llm_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        std::filesystem::create_directories(dir_);
-        for (const char* n : provider_env_names) {
-            const char* old = std::getenv(n);
-            saved_.emplace_back(n, old ? std::optional<std::string>(old) : std::nullopt);
-            ::unsetenv(n);
-        }
-        const char* old = std::getenv("OPENRATH_HOME");
-        saved_.emplace_back("OPENRATH_HOME", old ? std::optional<std::string>(old) : std::nullopt);
-        ::setenv("OPENRATH_HOME", dir_.c_str(), 1);
-    }
-    ~CleanEnv() {
-        for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-            if (it->second)
-                ::setenv(it->first.c_str(), it->second->c_str(), 1);
-            else
-                ::unsetenv(it->first.c_str());
-        }
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
-    const std::filesystem::path& dir() const { return dir_; }
-
-private:
-    std::filesystem::path dir_;
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
 }  // namespace rath::test

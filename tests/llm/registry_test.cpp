@@ -1,5 +1,6 @@
 // Registry, provider resolution, scripted client, retry helper and usage meter (spec §2, §3, §6).
 #include "loopback_server.hpp"
+#include "support/env.hpp"
 
 #include <rath/config/store.hpp>
 #include <rath/async/block_on.hpp>
@@ -75,7 +76,7 @@ TEST_CASE("the config tier supplies key url and model when nothing else does") {
         return rath::test::Reply::json(200, R"({"choices":[{"index":0,"message":{"content":"cfg"},"finish_reason":"stop"}]})");
     });
     {
-        rath::config::ConfigStore store(env.dir() / "config.json");
+        rath::config::ConfigStore store(env.path() / "config.json");
         store.set_llm_provider("main", {.provider_kind = "openai", .model = "cfg-model", .api_key = "cfg-key", .base_url = server.url("/v1")});
         store.set_default_llm_provider("main");
         store.save();
@@ -100,7 +101,7 @@ TEST_CASE("the config tier supplies key url and model when nothing else does") {
 
 TEST_CASE("provider from_config copies the entry and lets overrides win") {
     rath::test::CleanEnv env;
-    auto store = std::make_shared<rath::config::ConfigStore>(env.dir() / "config.json");
+    auto store = std::make_shared<rath::config::ConfigStore>(env.path() / "config.json");
     store->set_llm_provider("a", {.provider_kind = "anthropic", .model = "claude", .api_key = "k", .base_url = "u",
                                   .temperature = 0.3, .max_tokens = 100});
     auto p = Provider::from_config("a", store, Provider{.model = "override"});

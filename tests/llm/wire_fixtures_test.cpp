@@ -2,6 +2,9 @@
 // HTTP server (bodies in odd-sized pieces, status/headers from .meta.json) through
 // the real clients and compares the normalised result with the sample's .expect.json.
 #include "loopback_server.hpp"
+#include "support/env.hpp"
+#include "support/files.hpp"
+#include "support/fixtures.hpp"
 
 #include <rath/async/runtime.hpp>
 #include <rath/llm.hpp>
@@ -11,28 +14,15 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace rath::llm;
+using rath::test::fixtures_dir;
+using rath::test::read_file;
 
 namespace {
-
-fs::path fixtures_dir() {
-    if (const char* d = std::getenv("RATH_FIXTURES_DIR"); d && *d) return d;
-    return fs::path(RATH_SOURCE_DIR) / ".." / "shared" / "fixtures";
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 bool ends_with(const std::string& s, std::string_view suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
@@ -107,12 +97,12 @@ json::object normalise(const ChatResponse* r, const rath::ProviderError* err) {
 }
 
 rath::test::Reply reply_for(const Sample& s) {
-    const std::string body = slurp(s.body);
+    const std::string body = read_file(s.body);
     if (s.stream) return rath::test::Reply::sse(body, 7);  // odd-sized pieces, chunked framing
     rath::test::Reply r = rath::test::Reply::json(200, body);
     r.piece = 13;
     if (s.meta) {
-        json::value meta = json::parse(slurp(*s.meta));
+        json::value meta = json::parse(read_file(*s.meta));
         r.status = int(meta.at("status").to_number<int>());
         r.headers.clear();
         for (const auto& kv : meta.at("headers").as_object()) {
@@ -191,7 +181,7 @@ TEST_SUITE("wire_fixtures") {
         for (const auto& s : samples) {
             INFO("sample: " << s.body.string());
             REQUIRE_MESSAGE(fs::exists(s.expect), "sample without expectation: " << s.body.string());
-            json::object want = json::parse(slurp(s.expect)).as_object();
+            json::object want = json::parse(read_file(s.expect)).as_object();
             json::object got = run_sample(s, rt);
             INFO("got: " << json::serialize(got));
             compare(got, want);

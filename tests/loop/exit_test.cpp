@@ -28,7 +28,7 @@ struct ChildResult {
 ChildResult run_child(std::vector<std::string> args, std::chrono::seconds limit) {
     const std::string path = std::string(RATH_BINARY_DIR) + "/bin/loop_exit_child";
     REQUIRE(::access(path.c_str(), X_OK) == 0);
-    const auto [pid, out_fd] = test_support::spawn_with_stdout_pipe(path, std::move(args));
+    const auto [pid, out_fd] = rath::test::spawn_with_stdout_pipe(path, std::move(args));
     ChildResult r;
     const auto deadline = std::chrono::steady_clock::now() + limit;
     bool open = true;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace loop_test {
+namespace rath::test {
 
 // A tool argument struct with no fields.
 struct Empty {};
@@ -82,4 +82,4 @@ inline rath::llm::TokenUsage usage(std::int64_t p, std::int64_t c) {
     return u;
 }
 
-}  // namespace loop_test
+}  // namespace rath::test

@@ -29,7 +29,7 @@
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using loop_test::Call;
+using rath::test::Call;
 using rath::ChunkKind;
 using rath::Session;
 
@@ -74,7 +74,7 @@ private:
 // Answers after a short timer and records how many calls were in flight at once.
 class CountingExecutor : public rath::LoopExecutor {
 public:
-    rath_test::Gauge calls;
+    rath::test::Gauge calls;
 
 private:
     asio::awaitable<void> do_complete(const rath::llm::ChatRequest&, rath::llm::ChatResponse& r) override {
@@ -94,8 +94,8 @@ private:
 TEST_SUITE("loop/session_loop") {
 
 TEST_CASE("a loop output's legacy provenance stays its inputs' ids whatever happens to its lineage later") {
-    auto s = loop_test::scripted();
-    s.client->rule(loop_test::text("ok", loop_test::usage(1, 1)));
+    auto s = rath::test::scripted();
+    s.client->rule(rath::test::text("ok", rath::test::usage(1, 1)));
     auto user = Session::from_user_message("hi");
     auto agent = agent_session();
     const rath::SessionLineage expected{user.id(), agent.id(), "run_session_loop"};
@@ -117,8 +117,8 @@ TEST_CASE("a loop output's legacy provenance stays its inputs' ids whatever happ
 }
 
 TEST_CASE("a loop without tool calls appends one assistant row and stops") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("hello there", loop_test::usage(10, 5)));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("hello there", rath::test::usage(10, 5)));
     auto user = Session::from_user_message("hi");
     auto agent = agent_session();
     Session out = rath::run_session_loop(user, agent, {.provider = s.provider, .client = s.client});
@@ -225,8 +225,8 @@ TEST_CASE("an agent with max_concurrent_runs queues its runs beyond the bound") 
 }
 
 TEST_CASE("a plain loop over ten thousand inputs fans out by itself") {
-    auto s = loop_test::scripted();
-    s.client->rule(loop_test::text("ok"));
+    auto s = rath::test::scripted();
+    s.client->rule(rath::test::text("ok"));
     auto agent = agent_session();
     std::vector<Session> outs;
     for (int i = 0; i < 10'000; ++i)
@@ -238,9 +238,9 @@ TEST_CASE("a plain loop over ten thousand inputs fans out by itself") {
 }
 
 TEST_CASE("a built-in tool call writes into the sandbox and the loop then stops") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"call_1", "write_workspace_file", R"({"path":"notes.txt","content":"abc"})"}}));
-    s.client->push(loop_test::text("written"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"call_1", "write_workspace_file", R"({"path":"notes.txt","content":"abc"})"}}));
+    s.client->push(rath::test::text("written"));
     auto dir = std::filesystem::temp_directory_path() / ("rath-loop-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     auto user = Session::from_user_message("write a note");
@@ -261,9 +261,9 @@ TEST_CASE("a built-in tool call writes into the sandbox and the loop then stops"
 }
 
 TEST_CASE("unparseable arguments become invalid_tool_arguments before the unknown tool check") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"c1", "nope_tool", "{not json"}, {"c2", "nope_tool", "{}"}}));
-    s.client->push(loop_test::text("done"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"c1", "nope_tool", "{not json"}, {"c2", "nope_tool", "{}"}}));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .client = s.client});
     auto rows = out.chunks();
@@ -274,8 +274,8 @@ TEST_CASE("unparseable arguments become invalid_tool_arguments before the unknow
 }
 
 TEST_CASE("max_tool_rounds bounds the LLM calls and flags the truncation") {
-    auto s = loop_test::scripted();
-    s.client->rule(loop_test::tool_calls({{"c", "nope_tool", "{}"}}));
+    auto s = rath::test::scripted();
+    s.client->rule(rath::test::tool_calls({{"c", "nope_tool", "{}"}}));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .client = s.client, .max_tool_rounds = 3});
     auto rows = out.chunks();
@@ -289,7 +289,7 @@ TEST_CASE("max_tool_rounds bounds the LLM calls and flags the truncation") {
 }
 
 TEST_CASE("zero rounds makes no call and is flagged as truncated") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .client = s.client, .max_tool_rounds = 0});
     CHECK(out.chunks().size() == 1);
@@ -298,15 +298,15 @@ TEST_CASE("zero rounds makes no call and is flagged as truncated") {
 }
 
 TEST_CASE("a raising tool becomes tool_execution_exception while its siblings succeed in call order") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     auto ok = rath::tool::make_tool<NameArgs>("ok_tool", "ok", [](Session, NameArgs a) { return json::value(a.name); },
                                               {.parallel_safe = true});
     auto boom = rath::tool::make_tool<NameArgs>(
         "boom_tool", "boom", [](Session, NameArgs) -> json::value { throw std::runtime_error("boom"); });
-    s.client->push(loop_test::tool_calls({{"a", "ok_tool", R"({"name":"A"})"},
+    s.client->push(rath::test::tool_calls({{"a", "ok_tool", R"({"name":"A"})"},
                                           {"b", "boom_tool", R"({"name":"B"})"},
                                           {"c", "ok_tool", R"({"name":"C"})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {ok, boom}, .client = s.client});
     auto rows = out.chunks();
@@ -320,7 +320,7 @@ TEST_CASE("a raising tool becomes tool_execution_exception while its siblings su
 }
 
 TEST_CASE("a user tool shadowing a built-in fails the loop when read") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     auto shadow = rath::tool::make_tool<NameArgs>("run_code", "x", [](Session, NameArgs) { return json::value(1); });
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {shadow}, .client = s.client});
@@ -330,7 +330,7 @@ TEST_CASE("a user tool shadowing a built-in fails the loop when read") {
 }
 
 TEST_CASE("tools of one round see the same table object and the next round a new one") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     std::mutex mu;
     std::vector<rath::ChunkTable> seen;
     auto peek = rath::tool::make_tool<XArgs>(
@@ -342,9 +342,9 @@ TEST_CASE("tools of one round see the same table object and the next round a new
             return json::value(static_cast<std::int64_t>(t.size()));
         },
         {.parallel_safe = true});
-    s.client->push(loop_test::tool_calls({{"a", "peek", R"({"x":1})"}, {"b", "peek", R"({"x":2})"}}));
-    s.client->push(loop_test::tool_calls({{"c", "peek", R"({"x":3})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::tool_calls({{"a", "peek", R"({"x":1})"}, {"b", "peek", R"({"x":2})"}}));
+    s.client->push(rath::test::tool_calls({{"c", "peek", R"({"x":3})"}}));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {peek}, .client = s.client});
     CHECK(out.chunks().size() == 7);
@@ -356,8 +356,8 @@ TEST_CASE("tools of one round see the same table object and the next round a new
 }
 
 TEST_CASE("same-key calls never overlap and different keys run together") {
-    auto s = loop_test::scripted();
-    rath_test::Gauge running;
+    auto s = rath::test::scripted();
+    rath::test::Gauge running;
     auto slow = [&](int delay_ms) {
         return [&, delay_ms](Session, NameArgs) -> asio::awaitable<json::value> {
             running.enter();
@@ -368,9 +368,9 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
     };
     // parallel_safe + the default key ("safe", name): one tool = one key.
     auto same = rath::tool::make_tool<NameArgs>("same", "s", slow(20), {.parallel_safe = true});
-    s.client->push(loop_test::tool_calls(
+    s.client->push(rath::test::tool_calls(
         {{"1", "same", R"({"name":"a"})"}, {"2", "same", R"({"name":"b"})"}, {"3", "same", R"({"name":"c"})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {same}, .client = s.client});
     CHECK(out.chunks().size() == 6);
@@ -384,9 +384,9 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
         distinct.push_back(rath::tool::make_tool<NameArgs>(name, "k", slow(150), {.parallel_safe = true}));
         calls.push_back({"id" + std::to_string(i), name, R"({"name":"z"})"});
     }
-    auto s2 = loop_test::scripted();
-    s2.client->push(loop_test::tool_calls(calls));
-    s2.client->push(loop_test::text("done"));
+    auto s2 = rath::test::scripted();
+    s2.client->push(rath::test::tool_calls(calls));
+    s2.client->push(rath::test::text("done"));
     Session out2 = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                           {.provider = s2.provider, .tools = distinct, .client = s2.client});
     CHECK(out2.chunks().size() == 7);
@@ -394,8 +394,8 @@ TEST_CASE("same-key calls never overlap and different keys run together") {
 }
 
 TEST_CASE("calls that are not parallel-safe never overlap anything else of their round") {
-    auto s = loop_test::scripted();
-    rath_test::Gauge running;
+    auto s = rath::test::scripted();
+    rath::test::Gauge running;
     std::mutex mu;
     std::vector<std::string> order;
     auto body = [&](std::string label) {
@@ -420,11 +420,11 @@ TEST_CASE("calls that are not parallel-safe never overlap anything else of their
     auto s2 = rath::tool::make_tool<NameArgs>("safe2", "s", body("s2"), {.parallel_safe = true});
     auto shell = rath::tool::make_tool<NameArgs>("shell", "u", body("shell"));
     auto code = rath::tool::make_tool<NameArgs>("code", "u", body("code"));
-    s.client->push(loop_test::tool_calls({{"1", "safe1", R"({"name":"a"})"},
+    s.client->push(rath::test::tool_calls({{"1", "safe1", R"({"name":"a"})"},
                                           {"2", "safe2", R"({"name":"b"})"},
                                           {"3", "shell", R"({"name":"c"})"},
                                           {"4", "code", R"({"name":"d"})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {s1, s2, shell, code}, .client = s.client});
     REQUIRE(out.chunks().size() == 7);
@@ -451,10 +451,10 @@ TEST_CASE("the resource key of a call is asked for once") {
         }
         mutable std::atomic<int> asked{0};
     };
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     auto tool = std::make_shared<KeyCounting>();
-    s.client->push(loop_test::tool_calls({{"1", "keyed", R"({"p":"a"})"}, {"2", "keyed", R"({"p":"b"})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::tool_calls({{"1", "keyed", R"({"p":"a"})"}, {"2", "keyed", R"({"p":"b"})"}}));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {tool}, .client = s.client});
     CHECK(out.chunks().size() == 5);
@@ -462,7 +462,7 @@ TEST_CASE("the resource key of a call is asked for once") {
 }
 
 TEST_CASE("an async tool reading its own pending session sees the rows so far without waiting") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     std::atomic<std::size_t> seen_rows{0};
     std::atomic<bool> was_view{false};
     auto peek = rath::tool::make_tool<XArgs>(
@@ -474,8 +474,8 @@ TEST_CASE("an async tool reading its own pending session sees the rows so far wi
             auto blocking_read = session.chunks();  // the same, through the blocking form
             co_return json::value(static_cast<std::int64_t>(blocking_read.size()));
         });
-    s.client->push(loop_test::tool_calls({{"a", "apeek", R"({"x":1})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::tool_calls({{"a", "apeek", R"({"x":1})"}}));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {peek}, .client = s.client});
     REQUIRE(out.chunks().size() == 4);
@@ -486,7 +486,7 @@ TEST_CASE("an async tool reading its own pending session sees the rows so far wi
 }
 
 TEST_CASE("a synchronous tool body runs on the blocking pool unless it says it never blocks") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     std::atomic<int> on_io{-1}, quick_on_io{-1};
     auto blocking = rath::tool::make_tool<XArgs>("blocking", "b", [&](Session, XArgs) {
         on_io = rath::async::on_runtime_thread() ? 1 : 0;
@@ -499,8 +499,8 @@ TEST_CASE("a synchronous tool body runs on the blocking pool unless it says it n
             return json::value(2);
         },
         {.blocking = false});
-    s.client->push(loop_test::tool_calls({{"a", "blocking", R"({"x":1})"}, {"b", "quick", R"({"x":2})"}}));
-    s.client->push(loop_test::text("done"));
+    s.client->push(rath::test::tool_calls({{"a", "blocking", R"({"x":1})"}, {"b", "quick", R"({"x":2})"}}));
+    s.client->push(rath::test::text("done"));
     Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
                                          {.provider = s.provider, .tools = {blocking, quick}, .client = s.client});
     REQUIRE(out.chunks().size() == 5);
@@ -509,11 +509,11 @@ TEST_CASE("a synchronous tool body runs on the blocking pool unless it says it n
 }
 
 TEST_CASE("usage accumulates and the budget callback fires once on the first crossing") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::tool_calls({{"a", "nope", "{}"}}, loop_test::usage(50, 10)));
-    s.client->push(loop_test::tool_calls({{"b", "nope", "{}"}}, loop_test::usage(50, 10)));
-    s.client->push(loop_test::tool_calls({{"c", "nope", "{}"}}, loop_test::usage(50, 10)));
-    s.client->push(loop_test::text("end", loop_test::usage(3, 2)));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::tool_calls({{"a", "nope", "{}"}}, rath::test::usage(50, 10)));
+    s.client->push(rath::test::tool_calls({{"b", "nope", "{}"}}, rath::test::usage(50, 10)));
+    s.client->push(rath::test::tool_calls({{"c", "nope", "{}"}}, rath::test::usage(50, 10)));
+    s.client->push(rath::test::text("end", rath::test::usage(3, 2)));
     int fired = 0;
     std::int64_t at = 0;
     s.provider.budget_total_tokens = 100;
@@ -529,8 +529,8 @@ TEST_CASE("usage accumulates and the budget callback fires once on the first cro
 }
 
 TEST_CASE("a throwing budget callback aborts the loop and surfaces at read") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("first", loop_test::usage(100, 50)));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("first", rath::test::usage(100, 50)));
     s.provider.budget_total_tokens = 10;
     s.provider.on_budget_exceeded = [](std::string_view id, const rath::llm::TokenUsage& u) {
         throw rath::BudgetExceededError("session " + std::string(id) + " spent " + std::to_string(u.total_tokens));
@@ -542,7 +542,7 @@ TEST_CASE("a throwing budget callback aborts the loop and surfaces at read") {
 }
 
 TEST_CASE("on_event sees every streamed delta while the transcript keeps one assistant row") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     rath::testing::ScriptedReply r;
     for (auto piece : {"Hel", "lo", "!"}) {
         rath::llm::StreamDelta d;
@@ -579,7 +579,7 @@ TEST_CASE("on_event with a custom executor is refused when the session is read")
 }
 
 TEST_CASE("a provider error surfaces once at read and the seeded rows stay readable") {
-    auto s = loop_test::scripted();
+    auto s = rath::test::scripted();
     rath::testing::ScriptedReply r;
     r.error = std::make_exception_ptr(rath::ProviderError(rath::ProviderErrorInfo{}));
     s.client->push(r);
@@ -592,8 +592,8 @@ TEST_CASE("a provider error surfaces once at read and the seeded rows stay reada
 }
 
 TEST_CASE("persist writes the transcript through the JSONL writer") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("saved"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("saved"));
     auto dir = std::filesystem::temp_directory_path() / ("rath-persist-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     auto user = Session::from_user_message("x");
@@ -616,8 +616,8 @@ TEST_CASE("persist writes the transcript through the JSONL writer") {
 }
 
 TEST_CASE("the coroutine form returns the finished session") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("async done"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("async done"));
     auto out = rath::async::block_on(rath::async_run_session_loop(Session::from_user_message("x"), agent_session(),
                                                                    {.provider = s.provider, .client = s.client}));
     CHECK_FALSE(out.pending());
@@ -627,9 +627,9 @@ TEST_CASE("the coroutine form returns the finished session") {
 }
 
 TEST_CASE("a chat client given in the options is used instead of the provider's") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("from the injected client", loop_test::usage(1, 1)));
-    s.client->push(loop_test::text("second run", loop_test::usage(1, 1)));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("from the injected client", rath::test::usage(1, 1)));
+    s.client->push(rath::test::text("second run", rath::test::usage(1, 1)));
     // A provider that could never be reached: the injected client answers instead.
     rath::llm::Provider unreachable;
     unreachable.base_url = "http://127.0.0.1:1/v1";
@@ -651,8 +651,8 @@ TEST_CASE("a chat client given in the options is used instead of the provider's"
 }
 
 TEST_CASE("without a chat client the loop asks the registry for the provider's kind") {
-    auto s = loop_test::scripted();
-    s.client->push(loop_test::text("from the registered kind"));
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("from the registered kind"));
     rath::llm::register_chat_client("loop-test-kind", [client = s.client](const rath::llm::Provider&,
                                                                          const rath::llm::ChatClientOptions&) {
         return std::static_pointer_cast<rath::llm::ChatClient>(client);

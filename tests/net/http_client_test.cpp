@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-using namespace rath_test;
+using namespace rath::test;
 using rath::net::HeaderBlock;
 using rath::net::HttpHeader;
 using rath::net::HttpClient;

@@ -6,14 +6,17 @@
 // string) through reference counts inside the uninstrumented libstdc++.so, which
 // ThreadSanitizer reports as (false) data races when they cross threads.
 #include <rath/async/block_on.hpp>
+#include <rath/net/http.hpp>
 #include <rath/net/http_error.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
+#include <doctest/doctest.h>
+
 #include <string>
 #include <type_traits>
 
-namespace rath_test {
+namespace rath::test {
 
 // `thrown` rather than std::optional: GCC 12 under ASan warns (maybe-uninitialized)
 // about strings inside an optional returned from a coroutine.
@@ -49,4 +52,11 @@ Caught run_catching(rath::async::Runtime& rt, boost::asio::awaitable<T> op) {
     return rath::async::block_on(rt, catching<E>(std::move(op)));
 }
 
-}  // namespace rath_test
+// The HttpError that `req` ends with; the test fails when the request succeeds.
+inline Caught expect_http_error(rath::async::Runtime& rt, rath::net::HttpClient& client, rath::net::HttpRequest req) {
+    auto e = run_catching<rath::net::HttpError>(rt, client.async_request(std::move(req)));
+    REQUIRE_MESSAGE(e.thrown, "expected an HttpError");
+    return e;
+}
+
+}  // namespace rath::test

@@ -2,32 +2,23 @@
 // events as a whole-buffer parse, plus one case per WHATWG framing rule.
 #include <rath/net/sse.hpp>
 
+#include "support/files.hpp"
+#include "support/fixtures.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 using rath::net::SseEvent;
 using rath::net::SseParser;
+using rath::test::fixtures_dir;
+using rath::test::read_file;
 
 namespace {
-
-std::filesystem::path fixtures_dir() {
-    if (const char* d = std::getenv("RATH_FIXTURES_DIR")) return d;
-    return std::filesystem::path(RATH_SOURCE_DIR) / ".." / "shared" / "fixtures";
-}
-
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::vector<std::filesystem::path> sse_fixtures() {
     std::vector<std::filesystem::path> out;

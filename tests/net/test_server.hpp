@@ -12,14 +12,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
-namespace rath_test {
+namespace rath::test {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -221,17 +220,4 @@ private:
     std::thread thread_;
 };
 
-// A temporary directory removed at scope exit.
-struct TempDir {
-    TempDir() {
-        char tmpl[] = "/tmp/rath-net-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::filesystem::path path;
-};
-
-}  // namespace rath_test
+}  // namespace rath::test

@@ -2,6 +2,8 @@
 // CONNECT / absolute-form proxy) for HttpClient.
 #include "net/run_catching.hpp"
 #include "net/test_server.hpp"
+#include "support/env.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/async.hpp>
 #include <rath/net/http_client.hpp>
@@ -10,7 +12,7 @@
 
 #include <cstdlib>
 
-using namespace rath_test;
+using namespace rath::test;
 using rath::net::HttpClient;
 using rath::net::HttpError;
 using rath::net::HttpErrorKind;
@@ -33,7 +35,7 @@ void run(const std::string& cmd) {
 // for another name signed by it, and a self-signed one nobody trusts.
 struct Pki {
     TempDir dir;
-    std::string p(const char* name) const { return (dir.path / name).string(); }
+    std::string p(const char* name) const { return (dir.path() / name).string(); }
     Pki() {
         const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
         run("openssl req -x509 " + ec + " -keyout " + p("ca.key") + " -out " + p("ca.pem") +

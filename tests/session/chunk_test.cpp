@@ -4,7 +4,7 @@
 #include <rath/session/format.hpp>
 #include <rath/session/messages.hpp>
 
-#include "lib/core/pyjson.hpp"
+#include "lib/text/pyjson.hpp"
 
 #include <doctest/doctest.h>
 

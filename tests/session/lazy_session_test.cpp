@@ -4,7 +4,6 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/session.hpp>
-#include <rath/session/warning.hpp>
 
 #include "lib/session/session_state.hpp"
 
@@ -12,6 +11,8 @@
 #include <boost/asio/this_coro.hpp>
 
 #include <doctest/doctest.h>
+
+#include "support/log_capture.hpp"
 
 #include <atomic>
 #include <thread>
@@ -152,32 +153,31 @@ TEST_CASE("a loop error is raised exactly once and the session stays readable") 
     CHECK(out.text() == "partial");
 }
 
-TEST_CASE("an error nobody read is reported when the session is destroyed") {
-    std::vector<std::string> warnings;
-    auto prev = set_session_warning_handler([&](std::string_view m) { warnings.emplace_back(m); });
+TEST_CASE("an error nobody read is logged when the session is destroyed") {
+    rath::test::LogCapture log;
     std::string id;
     {
         auto p = pending_out();
         id = p.out.id();
         p.fail(std::make_exception_ptr(SessionError("boom")));
     }
-    set_session_warning_handler(prev);
-    REQUIRE(warnings.size() == 1);
-    CHECK(warnings[0] == "Session " + id +
+    auto reported = log.entries();
+    REQUIRE(reported.size() == 1);
+    CHECK(reported[0].level == LogLevel::error);
+    CHECK(reported[0].channel == "rath.session");
+    CHECK(reported[0].message == "Session " + id +
                              " pending future raised rath::SessionError('boom') but was never synchronize()d; the error "
                              "has been dropped. Call session.synchronize() or read session.chunks() to surface it.");
 }
 
 TEST_CASE("an error that was synchronized is not reported again") {
-    std::vector<std::string> warnings;
-    auto prev = set_session_warning_handler([&](std::string_view m) { warnings.emplace_back(m); });
+    rath::test::LogCapture log;
     {
         auto p = pending_out();
         p.fail(std::make_exception_ptr(SessionError("boom")));
         CHECK_THROWS(p.out.synchronize());
     }
-    set_session_warning_handler(prev);
-    CHECK(warnings.empty());
+    CHECK(log.entries().empty());
 }
 
 TEST_CASE("a dispatch view reads the transcript as it grows, from any thread, without waiting") {

@@ -1,5 +1,6 @@
 // Lineage recording, traversal and export (session.md §4).
-#include "support.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/session/graph.hpp>
 #include <rath/session/lineage_recorder.hpp>
@@ -15,6 +16,7 @@
 
 using namespace rath;
 using namespace rath::lineage;
+using rath::test::read_file;
 
 namespace {
 
@@ -23,13 +25,6 @@ Session node(std::vector<std::string> parents, std::string id) {
     o.id = std::move(id);
     o.lineage.parent_session_ids = std::move(parents);
     return Session(ChunkTable{}, std::move(o));
-}
-
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
 }
 
 }  // namespace
@@ -176,16 +171,16 @@ TEST_CASE("a JSONL row has the spec keys and values") {
 }
 
 TEST_CASE("export_jsonl creates parent directories") {
-    session_test::TempDir tmp;
+    rath::test::TempDir tmp;
     auto path = tmp.path() / "deep" / "er" / "graph.jsonl";
     Session a = create_user_session("a");
     Session f = a.fork();
     export_jsonl({a, f}, path);
-    CHECK(slurp(path) == export_jsonl_string({a, f}));
+    CHECK(read_file(path) == export_jsonl_string({a, f}));
 }
 
 TEST_CASE("journal export resolves ids through the registry in order and skips unknown ones") {
-    session_test::TempDir tmp;
+    rath::test::TempDir tmp;
     auto& reg = session_registry();
     reg.clear();
     Journal j;
@@ -197,12 +192,12 @@ TEST_CASE("journal export resolves ids through the registry in order and skips u
     j.record("not-registered");
     j.record(a.id());
     export_journal_jsonl(j, tmp.path() / "j.jsonl");
-    CHECK(slurp(tmp.path() / "j.jsonl") == export_jsonl_string({b, a}));
+    CHECK(read_file(tmp.path() / "j.jsonl") == export_jsonl_string({b, a}));
     CHECK_THROWS_WITH_AS(export_journal_jsonl(j, tmp.path() / "k.jsonl", false), "session not-registered not in registry",
                          LineageConsistencyError);
     Journal empty;
     export_journal_jsonl(empty, tmp.path() / "empty.jsonl");
-    CHECK(slurp(tmp.path() / "empty.jsonl").empty());
+    CHECK(read_file(tmp.path() / "empty.jsonl").empty());
     reg.clear();
 }
 
@@ -227,14 +222,14 @@ TEST_CASE("graphviz renders the DOT export to SVG") {
         MESSAGE("graphviz is not installed; skipping the render check");
         return;
     }
-    session_test::TempDir tmp;
+    rath::test::TempDir tmp;
     Session a = create_user_session("quote \" and \\ backslash");
     Session f = a.fork();
     Session m = f.merge(a.detach());
     export_dot({a, f, m}, tmp.path() / "g.dot", {.graph_name = "odd \"name\""});
     std::string cmd = "dot -Tsvg '" + (tmp.path() / "g.dot").string() + "' -o '" + (tmp.path() / "g.svg").string() + "'";
     REQUIRE(std::system(cmd.c_str()) == 0);
-    std::string svg = slurp(tmp.path() / "g.svg");
+    std::string svg = read_file(tmp.path() / "g.svg");
     CHECK(svg.find("<svg") != std::string::npos);
     CHECK(svg.find("Session.merge") != std::string::npos);
 }
@@ -252,7 +247,7 @@ TEST_CASE("lineage_view freezes the lineage fields") {
 }  // TEST_SUITE
 
 TEST_CASE("a journal keeps what it recorded exportable after the handles are gone") {
-    session_test::TempDir tmp;
+    rath::test::TempDir tmp;
     auto j = std::make_shared<Journal>();
     std::string expected;
     {

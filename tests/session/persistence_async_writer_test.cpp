@@ -1,6 +1,6 @@
 // AsyncSessionWriter (session.md §5.4): I/O on the blocking pool, FIFO drain, latched
 // errors.
-#include "support.hpp"
+#include "support/env.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
@@ -44,7 +44,7 @@ T run(asio::awaitable<T> aw) {
 TEST_SUITE("session/persistence/async_writer") {
 
 TEST_CASE("the header is on disk when the writer is open and close promotes the file") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     auto body = [](Session s) -> asio::awaitable<std::vector<std::string>> {
         auto w = co_await AsyncSessionWriter::async_open(s);
@@ -64,7 +64,7 @@ TEST_CASE("the header is on disk when the writer is open and close promotes the 
 }
 
 TEST_CASE("sequential writes land in order") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     auto body = [](Session s) -> asio::awaitable<void> {
         auto w = co_await AsyncSessionWriter::async_open(s);
@@ -78,7 +78,7 @@ TEST_CASE("sequential writes land in order") {
 }
 
 TEST_CASE("enqueued rows from a small queue are all written in FIFO order") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     auto body = [](Session s) -> asio::awaitable<void> {
         AsyncWriterOptions options{.queue_maxsize = 1};  // named: see async_writer.hpp
@@ -93,7 +93,7 @@ TEST_CASE("enqueued rows from a small queue are all written in FIFO order") {
 }
 
 TEST_CASE("abandon keeps the partial and it loads as not closed") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     auto body = [](Session s) -> asio::awaitable<void> {
         auto w = co_await AsyncSessionWriter::async_open(s);
@@ -116,7 +116,7 @@ TEST_CASE("abandon keeps the partial and it loads as not closed") {
 }
 
 TEST_CASE("writing after close is refused") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     auto body = [](Session s) -> asio::awaitable<std::string> {
         auto w = co_await AsyncSessionWriter::async_open(s);
@@ -132,7 +132,7 @@ TEST_CASE("writing after close is refused") {
 }
 
 TEST_CASE("dropping the last handle abandons the writer and releases its lock") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     auto body = [](Session s) -> asio::awaitable<void> {
         {
@@ -157,7 +157,7 @@ TEST_CASE("dropping the last handle abandons the writer and releases its lock") 
 }
 
 TEST_CASE("a failed write is latched into the next write and into close") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     // A real write failure: a file size limit makes write(2) fail with EFBIG.
     struct rlimit old {};

@@ -1,8 +1,8 @@
 // Durability under SIGKILL: a child process writes rows through the async writer and
 // reports each acknowledged row; the parent kills it at random points and checks that
 // every acknowledged row loads back, in order, exactly once.
-#include "support.hpp"
 #include "support/child_process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/session.hpp>
 #include <rath/session/persistence/loader.hpp>
@@ -65,9 +65,9 @@ TEST_CASE("every acknowledged row survives kill -9 of the writing process") {
     long total_acked = 0;
     constexpr int kRounds = 50;
     for (int round = 0; round < kRounds; ++round) {
-        session_test::TempDir home;
+        rath::test::TempDir home;
         std::string id = Session().id();
-        const auto [pid, out_fd] = test_support::spawn_with_stdout_pipe(child, {home.path().string(), id, "1000000"});
+        const auto [pid, out_fd] = rath::test::spawn_with_stdout_pipe(child, {home.path().string(), id, "1000000"});
 
         // Kill after a random number of acknowledgements, plus a random extra delay so
         // the signal lands anywhere: between rows, inside write(2), in the queue.

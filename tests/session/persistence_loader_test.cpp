@@ -1,12 +1,13 @@
 // Loader, listing, pruning and schema versions (session.md §5.5-§5.6).
-#include "support.hpp"
+#include "support/env.hpp"
+#include "support/files.hpp"
+#include "support/log_capture.hpp"
 
 #include <rath/session.hpp>
 #include <rath/session/lineage_recorder.hpp>
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
 #include <rath/session/persistence/writer.hpp>
-#include <rath/session/warning.hpp>
 
 #include <doctest/doctest.h>
 
@@ -16,21 +17,10 @@
 using namespace rath;
 using namespace rath::persistence;
 namespace fs = std::filesystem;
+using rath::test::read_file;
+using rath::test::write_file;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-}
 
 // Writes `s` with all its rows and closes it (or abandons it).
 fs::path persist(const Session& s, bool close = true, std::optional<std::string> handle = std::nullopt) {
@@ -50,20 +40,13 @@ std::string header_line(const std::string& id, const std::string& created_at, in
            "\", \"created_at\": \"" + created_at + "\"}\n";
 }
 
-// Silences the listing warnings of one test and collects them.
-struct CaptureWarnings {
-    std::vector<std::string> seen;
-    SessionWarningHandler prev;
-    CaptureWarnings() { prev = set_session_warning_handler([this](std::string_view m) { seen.emplace_back(m); }); }
-    ~CaptureWarnings() { set_session_warning_handler(prev); }
-};
 
 }  // namespace
 
 TEST_SUITE("session/persistence/loader") {
 
 TEST_CASE("a written session loads back equal in rows usage and lineage") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session root = create_user_session("root");
     Session s = root.fork();
     s.to("local", "/ws/project");
@@ -98,7 +81,7 @@ TEST_CASE("a written session loads back equal in rows usage and lineage") {
 }
 
 TEST_CASE("an abandoned session loads as not closed") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     persist(s, false);
     auto p = load_session(s.id());  // falls back to the partial file
@@ -108,7 +91,7 @@ TEST_CASE("an abandoned session loads as not closed") {
 }
 
 TEST_CASE("an unterminated last line is dropped") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     auto path = persist(s, false);
     std::ofstream(path, std::ios::app) << "{\"record_type\": \"chunk\", \"index\": 1, \"kind\": \"us";
@@ -117,20 +100,20 @@ TEST_CASE("an unterminated last line is dropped") {
 }
 
 TEST_CASE("a truncated file without a complete header is reported") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     auto path = home.sessions() / "3d9f1f8e-0000-4000-8000-00000000000a.jsonl";
-    spit(path, "{\"record_type\": \"header\", \"sche");
+    write_file(path, "{\"record_type\": \"header\", \"sche");
     CHECK_THROWS_WITH_AS(load_session_file(path), (path.string() + ": no header record found").c_str(), PersistenceError);
 }
 
 TEST_CASE("a corrupt line is reported with the file and line number") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     auto path = persist(s);
-    auto text = slurp(path);
+    auto text = read_file(path);
     auto second = text.find('\n') + 1;
     text.insert(second, "{\"record_type\": \"chunk\", oops}\n");
-    spit(path, text);
+    write_file(path, text);
     try {
         (void)load_session(s.id());
         FAIL("expected a PersistenceError");
@@ -143,12 +126,12 @@ TEST_CASE("a corrupt line is reported with the file and line number") {
 }
 
 TEST_CASE("structurally wrong records are reported by kind") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     std::string id = "3d9f1f8e-0000-4000-8000-00000000000b";
     auto path = home.path() / "bad.jsonl";
     std::string head = header_line(id, "2024-01-02T03:04:05+00:00");
     auto expect = [&](const std::string& text, const std::string& msg) {
-        spit(path, text);
+        write_file(path, text);
         CHECK_THROWS_WITH_AS(load_session_file(path), (path.string() + ":" + msg).c_str(), PersistenceError);
     };
     expect(head + "[1, 2]\n", "2: record must be a JSON object, got list");
@@ -163,7 +146,7 @@ TEST_CASE("structurally wrong records are reported by kind") {
 }
 
 TEST_CASE("a missing file is reported") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     CHECK_THROWS_WITH_AS(load_session(s.id()),
                          ("persisted session file not found: " + session_file_path(s.id()).string()).c_str(),
@@ -171,10 +154,10 @@ TEST_CASE("a missing file is reported") {
 }
 
 TEST_CASE("blank lines and trailers are tolerated and the last trailer wins") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     std::string id = "3d9f1f8e-0000-4000-8000-00000000000c";
     auto path = home.path() / "x.jsonl";
-    spit(path, header_line(id, "2024-01-02T03:04:05") + "\n   \n" +
+    write_file(path, header_line(id, "2024-01-02T03:04:05") + "\n   \n" +
                    "{\"record_type\": \"trailer\", \"cumulative_usage\": {\"prompt_tokens\": 1}}\n" +
                    "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {\"content\": \"late\"}}\n" +
                    "{\"record_type\": \"trailer\", \"cumulative_usage\": {\"total_tokens\": 9}}\n");
@@ -187,9 +170,9 @@ TEST_CASE("blank lines and trailers are tolerated and the last trailer wins") {
 }
 
 TEST_CASE("a file from a newer schema is refused") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     auto path = home.path() / "new.jsonl";
-    spit(path, header_line("3d9f1f8e-0000-4000-8000-00000000000d", "2024-01-02T03:04:05", 99));
+    write_file(path, header_line("3d9f1f8e-0000-4000-8000-00000000000d", "2024-01-02T03:04:05", 99));
     CHECK_THROWS_WITH_AS(load_session_file(path),
                          (path.string() +
                           ":1: persisted file declares schema_version=99 which is newer than CURRENT_SCHEMA_VERSION=1; "
@@ -199,10 +182,10 @@ TEST_CASE("a file from a newer schema is refused") {
 }
 
 TEST_CASE("an old schema needs a registered migration") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     auto path = home.path() / "old.jsonl";
     // Version 0 (no schema_version key) named the operator "op" and chunk text "text".
-    spit(path,
+    write_file(path,
          "{\"record_type\": \"header\", \"id\": \"3d9f1f8e-0000-4000-8000-00000000000e\", \"created_at\": "
          "\"2024-01-02T03:04:05\", \"op\": \"legacy\"}\n"
          "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {\"text\": \"hi\"}}\n");
@@ -233,15 +216,15 @@ TEST_CASE("an old schema needs a registered migration") {
 }
 
 TEST_CASE("listing sorts by creation time and reports chunk counts and closed state") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     CHECK(list_persisted_sessions().empty());  // no directory yet
     std::string a = "3d9f1f8e-0000-4000-8000-0000000000a1", b = "3d9f1f8e-0000-4000-8000-0000000000b2";
-    spit(home.sessions() / (a + ".jsonl"),
+    write_file(home.sessions() / (a + ".jsonl"),
          header_line(a, "2024-05-01T00:00:00+00:00") +
              "{\"record_type\": \"chunk\", \"kind\": \"user\", \"payload\": {\"content\": \"x\"}}\n"
              "{\"record_type\": \"trailer\"}\n");
-    spit(home.sessions() / (b + ".jsonl.__partial__"), header_line(b, "2023-01-01T00:00:00.5+00:00"));
-    spit(home.sessions() / "notes.txt", "not a session");
+    write_file(home.sessions() / (b + ".jsonl.__partial__"), header_line(b, "2023-01-01T00:00:00.5+00:00"));
+    write_file(home.sessions() / "notes.txt", "not a session");
     auto list = list_persisted_sessions();
     REQUIRE(list.size() == 2);
     CHECK(list[0].id == b);
@@ -253,12 +236,12 @@ TEST_CASE("listing sorts by creation time and reports chunk counts and closed st
 }
 
 TEST_CASE("listing skips foreign and corrupt session files with a warning naming them") {
-    session_test::TempHome home;
-    CaptureWarnings w;
+    rath::test::TempHome home;
+    rath::test::LogCapture log;
     Session good = Session::from_user_message("ok");
     persist(good);
-    spit(home.sessions() / "garbage.jsonl", "hello there\n");
-    spit(home.sessions() / "array.jsonl", "[]\n");
+    write_file(home.sessions() / "garbage.jsonl", "hello there\n");
+    write_file(home.sessions() / "array.jsonl", "[]\n");
     std::vector<PersistenceError> skipped;
     auto list = list_persisted_sessions({.skipped = &skipped});
     REQUIRE(list.size() == 1);
@@ -267,11 +250,11 @@ TEST_CASE("listing skips foreign and corrupt session files with a warning naming
     CHECK(skipped[0].path() == (home.sessions() / "array.jsonl").string());
     CHECK(std::string(skipped[0].what()).find("array.jsonl:1: record must be a JSON object, got list") != std::string::npos);
     CHECK(std::string(skipped[1].what()).find("garbage.jsonl:1: invalid JSON") != std::string::npos);
-    CHECK(w.seen.size() == 2);
+    CHECK(log.messages("rath.session.persistence").size() == 2);
 }
 
 TEST_CASE("resumable pairs keep rows and target and pick the agent prompt") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_agent_prompt("you are terse");
     s.to("local", "/ws");
     s.append_chunk(user_text_chunk("hi"));
@@ -293,7 +276,7 @@ TEST_CASE("resumable pairs keep rows and target and pick the agent prompt") {
 }
 
 TEST_CASE("delete removes the final and partial files") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("x");
     persist(s);
     CHECK(delete_session(s.id()));
@@ -305,13 +288,13 @@ TEST_CASE("delete removes the final and partial files") {
 }
 
 TEST_CASE("prune deletes sessions older than the cutoff and never unreadable files") {
-    session_test::TempHome home;
-    CaptureWarnings w;
+    rath::test::TempHome home;
+    rath::test::LogCapture log;
     auto iso_days_ago = [](int days) { return iso_utc(std::chrono::system_clock::now() - std::chrono::hours(24 * days)); };
     std::string old_id = "3d9f1f8e-0000-4000-8000-000000000400", mid_id = "3d9f1f8e-0000-4000-8000-000000000030";
-    spit(home.sessions() / (old_id + ".jsonl"), header_line(old_id, iso_days_ago(400)));
-    spit(home.sessions() / (mid_id + ".jsonl"), header_line(mid_id, iso_days_ago(30)));
-    spit(home.sessions() / "junk.jsonl", "{{{\n");
+    write_file(home.sessions() / (old_id + ".jsonl"), header_line(old_id, iso_days_ago(400)));
+    write_file(home.sessions() / (mid_id + ".jsonl"), header_line(mid_id, iso_days_ago(30)));
+    write_file(home.sessions() / "junk.jsonl", "{{{\n");
     CHECK(prune_sessions(std::chrono::hours(24 * 365)) == std::vector<std::string>{old_id});
     CHECK(prune_sessions(std::chrono::hours(24 * 365)).empty());
     CHECK(prune_sessions(std::chrono::hours(24 * 7)) == std::vector<std::string>{mid_id});

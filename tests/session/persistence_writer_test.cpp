@@ -1,5 +1,7 @@
 // SessionWriter and the on-disk layout (session.md §5.1-§5.3).
-#include "support.hpp"
+#include "support/env.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/session.hpp>
 #include <rath/session/lineage_recorder.hpp>
@@ -17,19 +19,13 @@
 using namespace rath;
 using namespace rath::persistence;
 namespace fs = std::filesystem;
+using rath::test::read_file;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 std::vector<std::string> lines_of(const fs::path& p) {
     std::vector<std::string> out;
-    std::istringstream in(slurp(p));
+    std::istringstream in(read_file(p));
     for (std::string l; std::getline(in, l);) out.push_back(l);
     return out;
 }
@@ -39,7 +35,7 @@ std::vector<std::string> lines_of(const fs::path& p) {
 TEST_SUITE("session/persistence/writer") {
 
 TEST_CASE("the sessions directory follows OPENRATH_HOME and is not created eagerly") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     CHECK(default_sessions_dir() == home.path() / "sessions");
     CHECK_FALSE(fs::exists(home.sessions()));
     CHECK(ensure_sessions_dir() == home.sessions());
@@ -48,7 +44,7 @@ TEST_CASE("the sessions directory follows OPENRATH_HOME and is not created eager
 }
 
 TEST_CASE("OPENRATH_HOME is trimmed and a non directory is refused") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     ::setenv("OPENRATH_HOME", ("  " + home.path().string() + "  ").c_str(), 1);
     CHECK(default_config_dir() == home.path());
     std::ofstream(home.path() / "file") << "x";
@@ -57,7 +53,7 @@ TEST_CASE("OPENRATH_HOME is trimmed and a non directory is refused") {
 }
 
 TEST_CASE("files are named by session uuid and uppercase ids name the same file") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     CHECK(session_file_path(s.id()) == home.sessions() / (s.id() + ".jsonl"));
     CHECK(session_partial_path(s.id()) == home.sessions() / (s.id() + ".jsonl.__partial__"));
@@ -68,7 +64,7 @@ TEST_CASE("files are named by session uuid and uppercase ids name the same file"
 }
 
 TEST_CASE("the header is written at construction to the partial file only") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session a = create_user_session("hi");
     Session s = a.fork();
     s.to("local", "/work/space");
@@ -94,7 +90,7 @@ TEST_CASE("the header is written at construction to the partial file only") {
 }
 
 TEST_CASE("close writes the trailer and renames the partial to the final file") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     s.set_usage(TokenUsage{.prompt_tokens = 5, .completion_tokens = 6, .total_tokens = 11});
     SessionWriter w(s);
@@ -114,7 +110,7 @@ TEST_CASE("close writes the trailer and renames the partial to the final file") 
 }
 
 TEST_CASE("a zero chunk close is header plus trailer and close is idempotent") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     SessionWriter w(s);
     w.close();
@@ -125,7 +121,7 @@ TEST_CASE("a zero chunk close is header plus trailer and close is idempotent") {
 }
 
 TEST_CASE("abandon keeps the partial without a trailer") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     SessionWriter w(s);
     w.write_chunk(0, *s.chunks()[0]);
@@ -140,7 +136,7 @@ TEST_CASE("abandon keeps the partial without a trailer") {
 }
 
 TEST_CASE("writing after close is refused") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("hi");
     SessionWriter w(s);
     w.close();
@@ -149,7 +145,7 @@ TEST_CASE("writing after close is refused") {
 }
 
 TEST_CASE("the scope guard closes on normal exit and abandons on an exception") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session ok = Session::from_user_message("ok");
     {
         SessionWriter w(ok);
@@ -170,8 +166,8 @@ TEST_CASE("the scope guard closes on normal exit and abandons on an exception") 
 }
 
 TEST_CASE("an explicit path puts the partial next to it") {
-    session_test::TempHome home;
-    session_test::TempDir other;
+    rath::test::TempHome home;
+    rath::test::TempDir other;
     Session s = Session::from_user_message("x");
     SessionWriter w(s, {.path = other.path() / "sub" / "mine.jsonl"});
     CHECK(w.partial_path() == fs::canonical(other.path()) / "sub" / "mine.jsonl.__partial__");
@@ -183,7 +179,7 @@ TEST_CASE("an explicit path puts the partial next to it") {
 }
 
 TEST_CASE("tool result rows keep their payload keys on disk") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     SessionWriter w(s);
     w.write_chunk(7, *tool_feedback_chunk("call_1", "shell", "{\"exit_code\": 0}"));
@@ -194,7 +190,7 @@ TEST_CASE("tool result rows keep their payload keys on disk") {
 }
 
 TEST_CASE("a second writer on the same session is refused even in the same process") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s;
     SessionWriter first(s);
     CHECK_THROWS_WITH_AS(SessionWriter{s},
@@ -215,7 +211,7 @@ TEST_CASE("a second writer on the same session is refused even in the same proce
 }
 
 TEST_CASE("writers of different sessions do not collide") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session a = Session::from_user_message("a"), b = Session::from_user_message("b");
     SessionWriter wa(a), wb(b);
     wa.write_chunk(0, *a.chunks()[0]);
@@ -227,12 +223,12 @@ TEST_CASE("writers of different sessions do not collide") {
 }
 
 TEST_CASE("line separator characters are escaped so the file stays line oriented") {
-    session_test::TempHome home;
+    rath::test::TempHome home;
     Session s = Session::from_user_message("a\xE2\x80\xA8" "b\xC2\x85" "c\r\nd");
     SessionWriter w(s);
     w.write_chunk(0, *s.chunks()[0]);
     w.close();
-    auto text = slurp(w.path());
+    auto text = read_file(w.path());
     CHECK(text.find("a\\u2028b\\u0085c\\r\\nd") != std::string::npos);
     CHECK(std::count(text.begin(), text.end(), '\n') == 3);
     CHECK(load_session(s.id()).chunks[0]->payload().at("content") == "a\xE2\x80\xA8" "b\xC2\x85" "c\r\nd");

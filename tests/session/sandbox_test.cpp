@@ -1,6 +1,6 @@
 // Sandbox binding and refcount rules (session.md §1.6, §1.8) against a real Backend
 // subclass defined for the test (support.hpp).
-#include "support.hpp"
+#include "session/session_support.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/session.hpp>
@@ -11,8 +11,8 @@
 #include <thread>
 
 using namespace rath;
-using session_test::kMemBackend;
-using session_test::mem_backend;
+using rath::test::kMemBackend;
+using rath::test::mem_backend;
 
 namespace {
 backend::SandboxPtr open_mem() { return mem_backend().open(std::nullopt); }

@@ -10,7 +10,7 @@
 
 extern char** environ;
 
-namespace test_support {
+namespace rath::test {
 
 struct SpawnedChild {
     pid_t pid = -1;
@@ -41,4 +41,4 @@ inline SpawnedChild spawn_with_stdout_pipe(const std::string& path, std::vector<
     return child;
 }
 
-}  // namespace test_support
+}  // namespace rath::test

@@ -3,7 +3,7 @@
 // check a concurrency bound.
 #include <atomic>
 
-namespace rath_test {
+namespace rath::test {
 
 struct Gauge {
     std::atomic<int> now{0}, peak{0};
@@ -16,4 +16,4 @@ struct Gauge {
     void leave() { --now; }
 };
 
-}  // namespace rath_test
+}  // namespace rath::test

@@ -5,9 +5,8 @@
 #include <rath/tool/session_calls.hpp>
 #include <rath/tool/tool_table.hpp>
 
-#include "lib/tool/json_text.hpp"
 
-using namespace rath_test;
+using namespace rath::test;
 
 namespace {
 std::string compact(const json::value& v) { return json::serialize(v); }

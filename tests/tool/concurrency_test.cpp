@@ -8,7 +8,7 @@
 #include <mutex>
 #include <sstream>
 
-using namespace rath_test;
+using namespace rath::test;
 using Clock = std::chrono::steady_clock;
 
 TEST_CASE("a thousand tool calls across fifty sandboxes keep per-sandbox order and overlap across sandboxes") {

@@ -9,7 +9,7 @@
 
 #include <cstdio>
 
-using namespace rath_test;
+using namespace rath::test;
 namespace rb = rath::backend;
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-#include "backend/test_support.hpp"
+#include "backend/backend_support.hpp"
 #include "support/gauge.hpp"
 
 #include <rath/async/deadline.hpp>
@@ -13,7 +13,7 @@
 
 #include <atomic>
 
-namespace rath_test {
+namespace rath::test {
 
 namespace json = boost::json;
 namespace rt = rath::tool;
@@ -59,4 +59,4 @@ inline rt::FlowToolPtr sleeping_tool(std::string name, Gauge& g, rt::ToolTraits 
     return std::make_shared<KeyedTool>(inner, key_by_arg);
 }
 
-}  // namespace rath_test
+}  // namespace rath::test

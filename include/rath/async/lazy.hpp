@@ -5,8 +5,8 @@
 // deadlock throws DeadlockError instead of hanging.
 //
 // Copies of a Lazy share one state (it is a handle). The exception, if any, is
-// delivered to every reader; an exception nobody read is reported through
-// unobserved_exception_handler() when the last handle drops it.
+// delivered to every reader; an exception nobody read is logged at error level on the
+// channel "rath.async" (rath/log.hpp) when the last handle drops it.
 #include <rath/async/error.hpp>
 
 #include <rath/async/detail/completion.hpp>
@@ -23,7 +23,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,11 +32,6 @@
 #include <vector>
 
 namespace rath::async {
-
-// Called with the exception of a Lazy that failed and was never read. The default
-// prints one line to stderr. Returns the previous handler.
-using UnobservedExceptionHandler = std::function<void(std::exception_ptr)>;
-UnobservedExceptionHandler set_unobserved_exception_handler(UnobservedExceptionHandler handler);
 
 namespace detail {
 

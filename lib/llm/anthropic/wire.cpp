@@ -189,11 +189,11 @@ ChatResponse parse_messages_response(std::string_view body) {
                 if (auto n = string_field(b, "name")) p.function.name = std::string(*n);
                 auto input = field(b, "input");
                 if (input && input->is_object()) {
-                    json::value v = to_boost(*input);
+                    json::value v = to_boost_json(*input);
                     p.function.arguments = json::serialize(v);
                     p.function.arguments_parsed = v.as_object();
                 } else if (input && truthy(*input)) {
-                    p.function.arguments = json::serialize(to_boost(*input));
+                    p.function.arguments = json::serialize(to_boost_json(*input));
                 } else {
                     p.function.arguments = "{}";
                     p.function.arguments_parsed = json::object{};
@@ -281,7 +281,7 @@ void EventMapper::on_event(std::string_view event, std::string_view data, const 
             auto n = field(*block, "name");
             d.tool_call_name_delta = (n && !n->is_null()) ? scalar_text(*n) : std::string();
             ToolBlock tb;
-            if (auto in = field(*block, "input"); in && truthy(*in)) tb.input_json = json::serialize(to_boost(*in));
+            if (auto in = field(*block, "input"); in && truthy(*in)) tb.input_json = json::serialize(to_boost_json(*in));
             tool_blocks_[index] = std::move(tb);
             emit(std::move(d));
         } else if (*btype == "text") {

@@ -1,7 +1,8 @@
 #include "lib/llm/openai/wire.hpp"
 
-#include "lib/core/json_write.hpp"
 #include "lib/llm/json_util.hpp"
+#include "lib/text/json_string.hpp"
+#include "lib/text/json_write.hpp"
 
 #include <rath/llm/error.hpp>
 
@@ -342,8 +343,8 @@ std::optional<TokenUsage> usage_of(dom::element u, bool details) {
     t.completion_tokens = if_int(f[1]).value_or(0);
     t.total_tokens = if_int(f[2]).value_or(0);
     if (details) {
-        if (auto d = if_object(f[3])) t.completion_tokens_details = to_boost(*d).as_object();
-        if (auto d = if_object(f[4])) t.prompt_tokens_details = to_boost(*d).as_object();
+        if (auto d = if_object(f[3])) t.completion_tokens_details = to_boost_json(*d).as_object();
+        if (auto d = if_object(f[4])) t.prompt_tokens_details = to_boost_json(*d).as_object();
     }
     return t;
 }
@@ -352,7 +353,7 @@ std::string arguments_text(dom::element e) {
     if (e.is_string()) return std::string(std::string_view(e));
     if (e.is_null()) return {};
     // Gateways that send the arguments as an object: keep them as JSON text.
-    return json::serialize(to_boost(e));
+    return json::serialize(to_boost_json(e));
 }
 
 [[noreturn]] void throw_in_band(std::string_view provider, dom::element err) {
@@ -435,10 +436,10 @@ void read_message(dom::element msg, AssistantMessage& am) {
     if (auto a = if_array(f[msg_annotations])) {
         std::vector<json::object> anns;
         for (dom::element x : *a)
-            if (x.is_object()) anns.push_back(to_boost(x).as_object());
+            if (x.is_object()) anns.push_back(to_boost_json(x).as_object());
         am.annotations = std::move(anns);
     }
-    if (auto fc = if_object(f[msg_function_call])) am.function_call = to_boost(*fc).as_object();
+    if (auto fc = if_object(f[msg_function_call])) am.function_call = to_boost_json(*fc).as_object();
     if (auto tcs = if_array(f[msg_tool_calls]); tcs && tcs->size() > 0) {
         std::vector<ToolCallPart> calls;
         for (dom::element tc : *tcs)
@@ -476,7 +477,7 @@ ChatResponse parse_chat_body(std::string_view body, std::string_view provider, s
             ChatChoice ch;
             ch.index = if_int(f[choice_index]).value_or(0);
             ch.finish_reason = map_finish_nonstream(if_string(f[choice_finish]));
-            if (auto lp = if_object(f[choice_logprobs])) ch.logprobs = to_boost(*lp).as_object();
+            if (auto lp = if_object(f[choice_logprobs])) ch.logprobs = to_boost_json(*lp).as_object();
             if (auto m = if_object(f[choice_message])) read_message(*m, ch.message);
             r.choices.push_back(std::move(ch));
         }

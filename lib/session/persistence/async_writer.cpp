@@ -1,6 +1,5 @@
 #include <rath/async/runtime.hpp>
 #include <rath/session/persistence/async_writer.hpp>
-#include <rath/session/warning.hpp>
 
 
 #include <boost/asio/co_spawn.hpp>

@@ -1,10 +1,11 @@
 #include <rath/async/runtime.hpp>
+#include <rath/log.hpp>
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
-#include <rath/session/warning.hpp>
 
-#include "lib/core/json_parse.hpp"
 #include "lib/session/uuid.hpp"
+#include "lib/text/json_parse.hpp"
+#include "lib/text/pystr.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,20 +18,6 @@ namespace rath::persistence {
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* json_type_name(const boost::json::value& v) {
-    switch (v.kind()) {
-        case boost::json::kind::null: return "NoneType";
-        case boost::json::kind::bool_: return "bool";
-        case boost::json::kind::int64:
-        case boost::json::kind::uint64: return "int";
-        case boost::json::kind::double_: return "float";
-        case boost::json::kind::string: return "str";
-        case boost::json::kind::array: return "list";
-        case boost::json::kind::object: return "dict";
-    }
-    return "object";
-}
 
 std::string read_file(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
@@ -78,7 +65,7 @@ boost::json::object parse_record(const fs::path& path, std::size_t lineno, std::
     detail::JsonParseError pe;
     auto v = detail::parse_json(line, &pe);
     if (!v) throw err("invalid JSON (col " + std::to_string(pe.column) + "): " + pe.message);
-    if (!v->is_object()) throw err(std::string("record must be a JSON object, got ") + json_type_name(*v));
+    if (!v->is_object()) throw err(std::string("record must be a JSON object, got ") + rath::detail::py_type(*v));
     return std::move(v->get_object());
 }
 
@@ -86,7 +73,7 @@ std::string record_type(const boost::json::object& o) {
     auto it = o.find("record_type");
     if (it == o.end()) return "None";
     if (it->value().is_string()) return std::string(it->value().get_string());
-    return std::string(json_type_name(it->value()));
+    return std::string(rath::detail::py_type(it->value()));
 }
 
 int declared_version(const boost::json::object& h) {
@@ -186,7 +173,7 @@ PersistedSession load_session_file(const fs::path& path) {
             std::optional<ChunkKind> kind;
             if (k != rec.end() && k->value().is_string()) kind = chunk_kind_from_string(k->value().get_string());
             if (!kind) {
-                std::string shown = k == rec.end() ? "None" : (k->value().is_string() ? std::string(k->value().get_string()) : json_type_name(k->value()));
+                std::string shown = k == rec.end() ? "None" : (k->value().is_string() ? std::string(k->value().get_string()) : rath::detail::py_type(k->value()));
                 throw err("invalid chunk kind: " + shown);
             }
             auto p = rec.find("payload");
@@ -312,7 +299,8 @@ std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& opt
         try {
             out.push_back(scan_meta(f));
         } catch (const PersistenceError& e) {
-            session_warning(std::string("skipping unreadable session file: ") + e.what());
+            rath::log(LogLevel::warning, "rath.session.persistence",
+                      std::string("skipping unreadable session file: ") + e.what());
             if (options.skipped) options.skipped->push_back(e);
         }
     }

@@ -4,7 +4,6 @@
 
 #include "lib/session/uuid.hpp"
 
-
 #include <cstdlib>
 #include <string>
 
@@ -25,12 +24,10 @@ std::string canonical_id(std::string_view id) {
 }  // namespace
 
 fs::path default_config_dir() {
-    // One rule for the config directory (rath::config); its refusal of a non-directory
-    // OPENRATH_HOME is reported as the persistence error callers of this layer expect.
     try {
         return config::resolve_config_dir();
     } catch (const config::ConfigPathError& e) {
-        const char* env = std::getenv("OPENRATH_HOME");
+        const char* env = std::getenv(std::string(config::openrath_home_env).c_str());
         throw PersistenceError(e.what(), env ? env : "");
     }
 }

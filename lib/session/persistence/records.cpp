@@ -1,6 +1,6 @@
 #include <rath/session/persistence/records.hpp>
 
-#include "lib/core/pyjson.hpp"
+#include "lib/text/pyjson.hpp"
 
 #include <boost/json/array.hpp>
 

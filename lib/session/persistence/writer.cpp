@@ -1,7 +1,6 @@
 #include <rath/session/persistence/paths.hpp>
 #include <rath/session/persistence/records.hpp>
 #include <rath/session/persistence/writer.hpp>
-#include <rath/session/warning.hpp>
 
 #include "lib/session/session_state.hpp"
 

@@ -10,8 +10,8 @@
 namespace rath::fake_llm::detail {
 
 // Appends `s` as a JSON string literal, quotes included, through the library's escaper
-// (lib/core/json_write.hpp), whose bytes are JSON.stringify's for valid UTF-8. Invalid
-// UTF-8 bytes are replaced by U+FFFD first, so that the output is always valid JSON.
+// (lib/text/json_string.hpp), whose bytes are JSON.stringify's; a byte that starts no
+// valid UTF-8 sequence becomes U+FFFD, so that the output is always valid JSON.
 void append_json_string(std::string& out, std::string_view s);
 
 inline void append_uint(std::string& out, std::uint64_t v) {

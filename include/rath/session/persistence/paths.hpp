@@ -1,11 +1,8 @@
 #pragma once
-// Where persisted sessions live (session.md §5.1). The config directory is the first
-// of: $OPENRATH_HOME (trimmed, ~ expanded, made absolute), ./.openrath if it is a
-// directory, ~/.openrath. Sessions go to <config>/sessions, created only when a
-// writer opens (or ensure_sessions_dir()).
-//
-// Note: this is the session layer's own resolution; the config layer is expected to
-// provide the same rule, and the two should be unified.
+// Where persisted sessions live (session.md §5.1): <config>/sessions, where <config> is
+// rath::config::resolve_config_dir() (rath/config/paths.hpp), the one rule for rath's
+// directory. The sessions directory is created only when a writer opens (or by
+// ensure_sessions_dir()); resolving never creates anything.
 #include <filesystem>
 #include <string_view>
 
@@ -16,7 +13,8 @@ inline constexpr std::string_view session_file_suffix = ".jsonl";
 inline constexpr std::string_view session_partial_suffix = ".jsonl.__partial__";
 inline constexpr std::string_view partial_suffix = ".__partial__";
 
-// Throws PersistenceError when $OPENRATH_HOME exists and is not a directory.
+// resolve_config_dir(), with its ConfigPathError (an $OPENRATH_HOME that exists and is
+// not a directory) thrown as the PersistenceError callers of this layer handle.
 std::filesystem::path default_config_dir();
 std::filesystem::path default_sessions_dir();
 // Creates the sessions directory if needed (idempotent) and returns it.

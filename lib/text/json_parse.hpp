@@ -8,6 +8,10 @@
 #include <string>
 #include <string_view>
 
+namespace simdjson::dom {
+class element;
+}  // namespace simdjson::dom
+
 namespace rath::detail {
 
 struct JsonParseError {
@@ -17,5 +21,9 @@ struct JsonParseError {
 
 // The value, or nullopt with `error` filled in.
 std::optional<boost::json::value> parse_json(std::string_view text, JsonParseError* error = nullptr);
+
+// The Boost.JSON value of a parsed simdjson DOM element, with the key rule above: what
+// parse_json returns, for callers that hold a DOM already (the provider adapters).
+boost::json::value to_boost_json(simdjson::dom::element e);
 
 }  // namespace rath::detail

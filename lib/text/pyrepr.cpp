@@ -1,47 +1,25 @@
-#include "lib/core/pyrepr.hpp"
+#include "lib/text/pyrepr.hpp"
 
-#include <cstdint>
+#include "lib/text/utf8.hpp"
+
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace rath::detail {
 
 namespace {
 
-// Decodes one UTF-8 code point; invalid bytes decode as themselves (U+0080..U+00FF
-// would be wrong, so they are reported as 0xDC80+byte, Python's surrogateescape).
+// Decodes one code point; a byte that starts no valid sequence decodes as 0xDC00 + byte,
+// Python's surrogateescape (U+0080..U+00FF would claim a character that is not there).
 char32_t decode(std::string_view s, std::size_t& i) {
-    auto b0 = static_cast<unsigned char>(s[i]);
-    auto cont = [&](std::size_t k) {
-        return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    };
-    if (b0 < 0x80) {
-        ++i;
-        return b0;
+    char32_t cp = 0;
+    if (const std::size_t n = utf8_sequence(s, i, cp)) {
+        i += n;
+        return cp;
     }
-    if ((b0 & 0xE0) == 0xC0 && b0 >= 0xC2 && cont(1)) {
-        char32_t c = ((b0 & 0x1F) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3F);
-        i += 2;
-        return c;
-    }
-    if ((b0 & 0xF0) == 0xE0 && cont(1) && cont(2)) {
-        char32_t c = ((b0 & 0x0F) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3F) << 6) |
-                     (static_cast<unsigned char>(s[i + 2]) & 0x3F);
-        if (c >= 0x800) {
-            i += 3;
-            return c;
-        }
-    }
-    if ((b0 & 0xF8) == 0xF0 && cont(1) && cont(2) && cont(3)) {
-        char32_t c = ((b0 & 0x07) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3F) << 12) |
-                     ((static_cast<unsigned char>(s[i + 2]) & 0x3F) << 6) |
-                     (static_cast<unsigned char>(s[i + 3]) & 0x3F);
-        if (c >= 0x10000 && c <= 0x10FFFF) {
-            i += 4;
-            return c;
-        }
-    }
-    ++i;
-    return 0xDC00 + b0;
+    return 0xDC00 + static_cast<unsigned char>(s[i++]);
 }
 
 void encode(std::string& out, char32_t c) {
@@ -134,6 +112,51 @@ std::string pyrepr_list(const std::vector<std::string>& items) {
         out += pyrepr(items[i]);
     }
     out += ']';
+    return out;
+}
+
+std::string pyfloat_repr(double d) {
+    if (std::isnan(d)) return "nan";
+    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+    if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
+    // Shortest round-trip digits in scientific form, then laid out by Python's rule:
+    // positional when -4 <= exponent < 16, otherwise d.ddde[+-]XX.
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+    std::string sci(buf, r.ptr);
+    bool neg = sci[0] == '-';
+    if (neg) sci.erase(0, 1);
+    auto epos = sci.find('e');
+    std::string mant = sci.substr(0, epos);
+    int exp = std::atoi(sci.c_str() + epos + 1);
+    std::string digits;
+    for (char c : mant)
+        if (c != '.') digits += c;
+    std::string out = neg ? "-" : "";
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            out += "0.";
+            out.append(static_cast<std::size_t>(-exp - 1), '0');
+            out += digits;
+        } else if (static_cast<std::size_t>(exp) + 1 >= digits.size()) {
+            out += digits;
+            out.append(static_cast<std::size_t>(exp) + 1 - digits.size(), '0');
+            out += ".0";
+        } else {
+            out += digits.substr(0, static_cast<std::size_t>(exp) + 1);
+            out += '.';
+            out += digits.substr(static_cast<std::size_t>(exp) + 1);
+        }
+        return out;
+    }
+    out += digits[0];
+    if (digits.size() > 1) {
+        out += '.';
+        out += digits.substr(1);
+    }
+    char ebuf[16];
+    std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    out += ebuf;
     return out;
 }
 

@@ -1,4 +1,6 @@
-#include "lib/core/json_parse.hpp"
+#include "lib/text/json_parse.hpp"
+
+#include "lib/text/utf8.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -9,22 +11,20 @@
 
 namespace rath::detail {
 
-namespace {
-
-boost::json::value convert(simdjson::dom::element e) {
+boost::json::value to_boost_json(simdjson::dom::element e) {
     switch (e.type()) {
         case simdjson::dom::element_type::ARRAY: {
             boost::json::array a;
             simdjson::dom::array arr;
             if (e.get(arr)) return a;
-            for (simdjson::dom::element child : arr) a.emplace_back(convert(child));
+            for (simdjson::dom::element child : arr) a.emplace_back(to_boost_json(child));
             return a;
         }
         case simdjson::dom::element_type::OBJECT: {
             boost::json::object o;
             simdjson::dom::object obj;
             if (e.get(obj)) return o;
-            for (simdjson::dom::key_value_pair field : obj) o.insert_or_assign(field.key, convert(field.value));
+            for (simdjson::dom::key_value_pair field : obj) o.insert_or_assign(field.key, to_boost_json(field.value));
             return o;
         }
         case simdjson::dom::element_type::INT64: return e.get_int64().value_unsafe();
@@ -37,12 +37,7 @@ boost::json::value convert(simdjson::dom::element e) {
     return nullptr;
 }
 
-std::size_t code_points(std::string_view s) {
-    std::size_t n = 0;
-    for (unsigned char c : s)
-        if ((c & 0xC0) != 0x80) ++n;
-    return n;
-}
+namespace {
 
 // simdjson reports what is wrong, not where: locate the stop with an incremental
 // Boost.JSON parse (errors only, so the cost does not matter).
@@ -52,9 +47,9 @@ std::size_t error_column(std::string_view text) {
     std::size_t used = p.write_some(text.data(), text.size(), ec);
     if (!ec) {
         p.finish(ec);
-        if (!ec) return code_points(text) + 1;
+        if (!ec) return count_code_points(text) + 1;
     }
-    return code_points(text.substr(0, used)) + 1;
+    return count_code_points(text.substr(0, used)) + 1;
 }
 
 }  // namespace
@@ -70,7 +65,7 @@ std::optional<boost::json::value> parse_json(std::string_view text, JsonParseErr
         }
         return std::nullopt;
     }
-    return convert(result.value_unsafe());
+    return to_boost_json(result.value_unsafe());
 }
 
 }  // namespace rath::detail

@@ -1,7 +1,7 @@
 #pragma once
-// Shared helpers of the session suite: an in-test sandbox backend that counts opens
-// and closes (a real Backend subclass, registered under its own name), and a
-// per-test OPENRATH_HOME.
+// Helpers of the session suite: an in-test sandbox backend that counts opens and
+// closes (a real Backend subclass, registered under its own name). A per-test
+// OPENRATH_HOME is support/env.hpp's TempHome.
 #include <rath/backend/backend.hpp>
 #include <rath/backend/registry.hpp>
 
@@ -11,13 +11,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
+#include <memory>
 #include <mutex>
-#include <random>
+#include <optional>
 #include <string>
 
-namespace session_test {
+namespace rath::test {
 
 inline constexpr const char* kMemBackend = "session-test-mem";
 
@@ -60,46 +59,4 @@ inline MemBackend& mem_backend() {
     return dynamic_cast<MemBackend&>(rath::backend::get_backend(kMemBackend));
 }
 
-// A fresh directory under the system temp dir, removed on destruction.
-class TempDir {
-public:
-    TempDir() {
-        std::random_device rd;
-        path_ = std::filesystem::temp_directory_path() / ("rath-session-test-" + std::to_string(rd()) + std::to_string(rd()));
-        std::filesystem::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
-
-// OPENRATH_HOME = a fresh temp dir for the test's lifetime.
-class TempHome {
-public:
-    TempHome() {
-        const char* prev = std::getenv("OPENRATH_HOME");
-        if (prev) prev_ = prev;
-        had_prev_ = prev != nullptr;
-        ::setenv("OPENRATH_HOME", dir_.path().c_str(), 1);
-    }
-    ~TempHome() {
-        if (had_prev_)
-            ::setenv("OPENRATH_HOME", prev_.c_str(), 1);
-        else
-            ::unsetenv("OPENRATH_HOME");
-    }
-    const std::filesystem::path& path() const { return dir_.path(); }
-    std::filesystem::path sessions() const { return dir_.path() / "sessions"; }
-
-private:
-    TempDir dir_;
-    std::string prev_;
-    bool had_prev_ = false;
-};
-
-}  // namespace session_test
+}  // namespace rath::test

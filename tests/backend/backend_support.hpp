@@ -6,14 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <variant>
 #include <vector>
 
-namespace rath_test {
+namespace rath::test {
 
 namespace rb = rath::backend;
 
@@ -53,21 +50,6 @@ T as(const rb::DispatchResult& r) {
 
 inline rb::ToolExecutionFailure failure(const rb::DispatchResult& r) { return as<rb::ToolExecutionFailure>(r); }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "rath-test-XXXXXX").string();
-        REQUIRE(::mkdtemp(t.data()) != nullptr);
-        path = t;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::permissions(path, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string str() const { return path.string(); }
-};
-
 // A fresh singleton for `name` (the Python fixture's _reset_instances()).
 inline rb::Backend& fresh_backend(const std::string& name) {
     rb::testing::reset_backend_instances();
@@ -87,4 +69,4 @@ inline rb::CommandRun argv(std::vector<std::string> a) {
     return c;
 }
 
-}  // namespace rath_test
+}  // namespace rath::test

@@ -4,16 +4,15 @@
 #include <boost/json/fwd.hpp>
 
 #include <string>
-#include <string_view>
 
 namespace rath::detail {
 
-// Appends `s` as a JSON string literal, byte for byte what boost::json::serialize writes:
-// ", \ and control characters escaped (\b \t \n \f \r, else \u00xx); every other byte,
-// non-ASCII or not, as it is (Python's ensure_ascii=False).
-void append_json_string(std::string& out, std::string_view s);
+// Appends `v` when it is null, a bool or an integer, written as every JSON writer here
+// writes them, and returns true; returns false and appends nothing for anything else.
+bool append_json_literal(std::string& out, const boost::json::value& v);
 
-// Appends `v` as compact JSON text, byte for byte what boost::json::serialize(v) writes.
+// Appends `v` as compact JSON text, byte for byte what boost::json::serialize(v) writes
+// (strings through append_json_string, lib/text/json_string.hpp, without options).
 void append_json_value(std::string& out, const boost::json::value& v);
 void append_json_value(std::string& out, const boost::json::object& o);
 void append_json_value(std::string& out, const boost::json::array& a);

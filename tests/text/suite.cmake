@@ -1,0 +1,1 @@
+rath_add_test_suite(text LABELS "text")
