@@ -76,17 +76,6 @@ Caught expect_error(HttpClient& client, const HttpRequest& req) {
     return e;
 }
 
-struct EnvGuard {
-    std::vector<std::string> names;
-    void set(const char* n, const char* v) {
-        names.emplace_back(n);
-        ::setenv(n, v, 1);
-    }
-    ~EnvGuard() {
-        for (auto& n : names) ::unsetenv(n.c_str());
-    }
-};
-
 }  // namespace
 
 TEST_CASE("a TLS server is trusted through the extra CA file") {
