@@ -49,23 +49,9 @@ EmbeddingProvider EmbeddingProvider::from_config(std::optional<std::string_view>
     return p;
 }
 
-struct EmbeddingClient::Impl {
-    EmbeddingProvider provider;
-    ChatClientOptions options;
-    detail::SideEndpoint side;
-};
-
-EmbeddingClient::EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options) {
-    detail::SideSettings settings{.api_key = provider.api_key,
-                                  .base_url = provider.base_url,
-                                  .retry_max_attempts = provider.retry_max_attempts,
-                                  .retry_base_seconds = provider.retry_base_seconds,
-                                  .config_entry = &config::ConfigStore::embedding_provider,
-                                  .what = "EmbeddingProvider",
-                                  .config_key = "llm.embedding_provider"};
-    auto side = detail::make_side_endpoint(settings, options);
-    impl_ = std::make_unique<const Impl>(Impl{std::move(provider), std::move(options), std::move(side)});
-}
+EmbeddingClient::EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options)
+    : impl_(std::make_unique<const detail::SideClient<EmbeddingProvider>>(std::move(provider), std::move(options),
+                                                          &config::ConfigStore::embedding_provider, "EmbeddingProvider", "llm.embedding_provider")) {}
 
 EmbeddingClient::~EmbeddingClient() = default;
 

@@ -34,6 +34,27 @@ struct SideSettings {
 // OPENAI_BASE_URL, else OpenAI's. Throws ProviderConfigError without a key.
 SideEndpoint make_side_endpoint(const SideSettings& settings, const ChatClientOptions& options);
 
+// What a side client keeps: its provider settings, options and endpoint. `P` has
+// api_key, base_url, retry_max_attempts and retry_base_seconds.
+template <class P>
+struct SideClient {
+    SideClient(P p, ChatClientOptions o, std::optional<std::string> (config::ConfigStore::*config_entry)() const,
+               std::string_view what, std::string_view config_key)
+        : provider(std::move(p)),
+          options(std::move(o)),
+          side(make_side_endpoint({.api_key = provider.api_key,
+                                   .base_url = provider.base_url,
+                                   .retry_max_attempts = provider.retry_max_attempts,
+                                   .retry_base_seconds = provider.retry_base_seconds,
+                                   .config_entry = config_entry,
+                                   .what = what,
+                                   .config_key = config_key},
+                                  options)) {}
+    P provider;
+    ChatClientOptions options;
+    SideEndpoint side;
+};
+
 // POSTs `body` (JSON) to base URL + `path` and parses a 2xx answer with `parse`.
 template <class T>
 boost::asio::awaitable<T> async_post_json(const SideEndpoint& side, std::string_view path, std::string body,

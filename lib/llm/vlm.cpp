@@ -57,27 +57,6 @@ std::string guess_image_mime(const std::filesystem::path& path) {
     return "application/octet-stream";
 }
 
-struct VLMClient::Impl {
-    VLMProvider provider;
-    ChatClientOptions options;
-    detail::SideEndpoint side;
-};
-
-VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options) {
-    detail::SideSettings settings{.api_key = provider.api_key,
-                                  .base_url = provider.base_url,
-                                  .retry_max_attempts = provider.retry_max_attempts,
-                                  .retry_base_seconds = provider.retry_base_seconds,
-                                  .config_entry = &config::ConfigStore::vlm_provider,
-                                  .what = "VLMProvider",
-                                  .config_key = "llm.vlm_provider"};
-    auto side = detail::make_side_endpoint(settings, options);
-    impl_ = std::make_unique<const Impl>(Impl{std::move(provider), std::move(options), std::move(side)});
-}
-
-VLMClient::~VLMClient() = default;
-
-const VLMProvider& VLMClient::provider() const noexcept { return impl_->provider; }
 
 namespace {
 // The first choice's text ("" when there is none).
@@ -119,5 +98,13 @@ std::string VLMClient::describe_path(const std::filesystem::path& path, std::str
     ss << in.rdbuf();
     return describe(ss.str(), std::move(prompt), guess_image_mime(path));
 }
+
+VLMClient::VLMClient(VLMProvider provider, ChatClientOptions options)
+    : impl_(std::make_unique<const detail::SideClient<VLMProvider>>(std::move(provider), std::move(options),
+                                                          &config::ConfigStore::vlm_provider, "VLMProvider", "llm.vlm_provider")) {}
+
+VLMClient::~VLMClient() = default;
+
+const VLMProvider& VLMClient::provider() const noexcept { return impl_->provider; }
 
 }  // namespace rath::llm

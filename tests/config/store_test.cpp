@@ -17,8 +17,7 @@
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace rath::config;
-using rath::test::read_file;
-using rath::test::write_file;
+using namespace rath::test;
 
 namespace {
 unsigned mode_of(const fs::path& p) {

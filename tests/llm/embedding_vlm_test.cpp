@@ -15,9 +15,7 @@
 
 namespace json = boost::json;
 using namespace rath::llm;
-using rath::test::LoopbackServer;
-using rath::test::RecordedRequest;
-using rath::test::Reply;
+using namespace rath::test;
 
 namespace {
 std::string b64_floats(std::initializer_list<float> fs) {

@@ -19,8 +19,7 @@
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace rath::llm;
-using rath::test::fixtures_dir;
-using rath::test::read_file;
+using namespace rath::test;
 
 namespace {
 

@@ -16,6 +16,11 @@ namespace rath::llm {
 
 inline constexpr const char* default_embedding_model = "text-embedding-3-small";
 
+namespace detail {
+template <class P>
+struct SideClient;
+}
+
 struct EmbeddingProvider {
     std::string model = default_embedding_model;
     std::optional<std::string> base_url{};
@@ -48,8 +53,7 @@ public:
     std::vector<double> embed_one(std::string text);
 
 private:
-    struct Impl;
-    std::unique_ptr<const Impl> impl_;
+    std::unique_ptr<const detail::SideClient<EmbeddingProvider>> impl_;
 };
 
 }  // namespace rath::llm

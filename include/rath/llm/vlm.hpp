@@ -14,6 +14,11 @@ class ConfigStore;
 
 namespace rath::llm {
 
+namespace detail {
+template <class P>
+struct SideClient;
+}
+
 struct VLMProvider {
     std::string model{};
     std::optional<std::string> base_url{};
@@ -49,8 +54,7 @@ public:
     std::string describe_path(const std::filesystem::path& path, std::string prompt);
 
 private:
-    struct Impl;
-    std::unique_ptr<const Impl> impl_;
+    std::unique_ptr<const detail::SideClient<VLMProvider>> impl_;
 };
 
 }  // namespace rath::llm

@@ -4,27 +4,23 @@
 #include <rath/llm/error.hpp>
 
 #include "lib/llm/anthropic/wire.hpp"
-#include "lib/llm/exchange.hpp"
+#include "lib/llm/http_chat_client.hpp"
 #include "lib/llm/transport.hpp"
 
 #include <boost/json.hpp>
 
 namespace rath::llm {
 
-struct AnthropicChatClient::Impl {
-    Provider provider{};
-    ChatClientOptions options{};
-    detail::Endpoint endpoint{};  // HTTP client, key, retry policy: lent to each call
+namespace {
+
+// The headers carry the key and the API version.
+struct AnthropicState final : HttpChatClient::State {
     std::string base_url{};
     std::string messages_url{};  // without query parameters
-    // The constant request headers (key, version, content type, accept), for JSON and
-    // for SSE responses.
-    std::shared_ptr<const net::HeaderBlock> json_headers{}, sse_headers{};
 
-    detail::PreparedCall prepare(const ChatRequest& request, bool stream) const;
+    detail::PreparedCall prepare(const ChatRequest& request, bool stream) const override;
 };
 
-namespace {
 constexpr const char* default_anthropic_base = "https://api.anthropic.com";
 
 class EventDecoder final : public detail::StreamDecoder {
@@ -47,60 +43,7 @@ std::string messages_url(const std::string& base, const std::vector<std::pair<st
     if (trimmed.size() >= 3 && trimmed.compare(trimmed.size() - 3, 3, "/v1") == 0) path = "/messages";
     return detail::join_url(base, path, query);
 }
-}  // namespace
 
-AnthropicChatClient::AnthropicChatClient(Provider provider_in, ChatClientOptions options_in)
-    : ChatClient(options_in.runtime) {
-    auto impl = std::make_unique<Impl>();
-    Impl& m = *impl;
-    m.provider = std::move(provider_in);
-    m.options = std::move(options_in);
-    std::string key;
-    std::optional<std::optional<config::LlmProviderEntry>> cfg;
-    auto config_entry = [&]() -> const std::optional<config::LlmProviderEntry>& {
-        if (!cfg) cfg = detail::config_fallback("anthropic");
-        return *cfg;
-    };
-    key = resolve_credential({m.provider.api_key, env_value("ANTHROPIC_API_KEY")});
-    if (key.empty())
-        if (const auto& c = config_entry()) key = resolve_credential({c->api_key});
-    if (key.empty())
-        throw ProviderConfigError(
-            "No Anthropic api_key found: set Provider.api_key, the ANTHROPIC_API_KEY environment variable or an "
-            "anthropic entry with api_key in config.json");
-    m.base_url = resolve_credential({m.provider.base_url, env_value("ANTHROPIC_BASE_URL")});
-    if (m.base_url.empty())
-        if (const auto& c = config_entry()) m.base_url = resolve_credential({c->base_url});
-    if (m.base_url.empty()) m.base_url = default_anthropic_base;
-    m.messages_url = messages_url(m.base_url, {});
-    auto headers = [&](const char* accept) {
-        try {
-            return std::make_shared<const net::HeaderBlock>(std::vector<net::HttpHeader>{
-                {"x-api-key", key}, {"anthropic-version", anthropic_version},
-                {"content-type", "application/json"}, {"accept", accept}});
-        } catch (const net::HttpError&) {  // names only: the key is what is malformed
-            throw ProviderConfigError("the Anthropic api_key contains CR, LF or NUL");
-        }
-    };
-    m.json_headers = headers("application/json");
-    m.sse_headers = headers("text/event-stream");
-    m.endpoint = detail::make_endpoint("anthropic", std::move(key), m.provider.retry_max_attempts,
-                                       m.provider.retry_base_seconds, m.options);
-    impl_ = std::move(impl);
-}
-
-AnthropicChatClient::~AnthropicChatClient() = default;
-
-const Provider& AnthropicChatClient::provider() const noexcept { return impl_->provider; }
-const std::string& AnthropicChatClient::base_url() const noexcept { return impl_->base_url; }
-
-
-
-std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const {
-    return detail::resolve_model(request, impl_->provider, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
-}
-
-namespace {
 net::HttpRequest make_request(std::string url, const std::shared_ptr<const net::HeaderBlock>& preset,
                               const boost::json::object& body, detail::TransportExtras& extras) {
     net::HttpRequest req;
@@ -117,9 +60,48 @@ std::string request_url(const std::string& cached, const std::string& base, cons
 
 ChatResponse parse_response(net::HttpResponse& resp) { return anthropic::parse_messages_response(resp.body); }
 std::unique_ptr<detail::StreamDecoder> make_event_decoder() { return std::make_unique<EventDecoder>(); }
+
+std::unique_ptr<const HttpChatClient::State> anthropic_state(Provider provider, ChatClientOptions options) {
+    StateBuilder<AnthropicState> b("anthropic", std::move(provider), std::move(options));
+    AnthropicState& m = *b.state;
+    std::string key = b.require_key(
+        resolve_credential({m.provider.api_key, env_value("ANTHROPIC_API_KEY")}),
+        "No Anthropic api_key found: set Provider.api_key, the ANTHROPIC_API_KEY environment variable or an "
+        "anthropic entry with api_key in config.json");
+    m.base_url = resolve_credential({m.provider.base_url, env_value("ANTHROPIC_BASE_URL")});
+    if (m.base_url.empty())
+        if (const auto& c = b.config_entry()) m.base_url = resolve_credential({c->base_url});
+    if (m.base_url.empty()) m.base_url = default_anthropic_base;
+    m.messages_url = messages_url(m.base_url, {});
+    auto headers = [&](const char* accept) {
+        try {
+            return std::make_shared<const net::HeaderBlock>(std::vector<net::HttpHeader>{
+                {"x-api-key", key}, {"anthropic-version", anthropic_version},
+                {"content-type", "application/json"}, {"accept", accept}});
+        } catch (const net::HttpError&) {  // names only: the key is what is malformed
+            throw ProviderConfigError("the Anthropic api_key contains CR, LF or NUL");
+        }
+    };
+    return b.finish(std::move(key), headers, &parse_response, &make_event_decoder);
+}
+
 }  // namespace
 
-detail::PreparedCall AnthropicChatClient::Impl::prepare(const ChatRequest& request, bool stream) const {
+AnthropicChatClient::AnthropicChatClient(Provider provider, ChatClientOptions options)
+    : HttpChatClient(anthropic_state(std::move(provider), options), options.runtime) {}
+
+const std::string& AnthropicChatClient::base_url() const noexcept {
+    return static_cast<const AnthropicState&>(state()).base_url;
+}
+
+
+
+std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const {
+    return detail::resolve_model(request, provider(), "ANTHROPIC_DEFAULT_MODEL", "anthropic");
+}
+
+
+detail::PreparedCall AnthropicState::prepare(const ChatRequest& request, bool stream) const {
     detail::PreparedCall call;
     call.model = detail::resolve_model(request, provider, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
     detail::TransportExtras extras;
@@ -128,14 +110,6 @@ detail::PreparedCall AnthropicChatClient::Impl::prepare(const ChatRequest& reque
     call.request = make_request(request_url(messages_url, base_url, extras), stream ? sse_headers : json_headers, body,
                                 extras);
     return call;
-}
-
-// As in the OpenAI client: not a coroutine; the request becomes an HTTP request at once.
-boost::asio::awaitable<void> AnthropicChatClient::do_complete(const ChatRequest& request, ChatResponse& out,
-                                                              const DeltaCallback* on_delta) {
-    const bool stream = on_delta != nullptr;
-    return detail::async_exchange<ChatResponse>(impl_->endpoint, impl_->prepare(request, stream), &parse_response,
-                                                stream ? &make_event_decoder : nullptr, on_delta, out);
 }
 
 }  // namespace rath::llm

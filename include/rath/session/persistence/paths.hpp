@@ -8,11 +8,6 @@
 
 namespace rath::persistence {
 
-inline constexpr std::string_view sessions_dir_name = "sessions";
-inline constexpr std::string_view session_file_suffix = ".jsonl";
-inline constexpr std::string_view session_partial_suffix = ".jsonl.__partial__";
-inline constexpr std::string_view partial_suffix = ".__partial__";
-
 // resolve_config_dir(), with its ConfigPathError (an $OPENRATH_HOME that exists and is
 // not a directory) thrown as the PersistenceError callers of this layer handle.
 std::filesystem::path default_config_dir();
@@ -25,5 +20,12 @@ std::filesystem::path session_file_path(std::string_view id);
 std::filesystem::path session_partial_path(std::string_view id);
 // For an explicit final path P: the same directory, name P.name + ".__partial__".
 std::filesystem::path partial_path_for(const std::filesystem::path& final_path);
+
+// The names under the sessions directory: <id>.jsonl, and <id>.jsonl.__partial__ while a
+// writer has it open.
+inline constexpr std::string_view sessions_dir_name = "sessions";
+inline constexpr std::string_view session_file_suffix = ".jsonl";
+inline constexpr std::string_view session_partial_suffix = ".jsonl.__partial__";
+inline constexpr std::string_view partial_suffix = ".__partial__";
 
 }  // namespace rath::persistence
