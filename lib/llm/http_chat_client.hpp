@@ -53,12 +53,13 @@ struct StateBuilder {
     }
     // The state, complete: the header blocks of JSON and SSE answers (headers(accept)),
     // the endpoint with `key`, the kind's parser and stream decoder.
+    // `headers` may refer to `key`, which is copied only after it ran.
     template <class Headers>
-    std::unique_ptr<S> finish(std::string key, Headers&& headers, ChatResponse (*parse)(net::HttpResponse&),
+    std::unique_ptr<S> finish(const std::string& key, Headers&& headers, ChatResponse (*parse)(net::HttpResponse&),
                               detail::DecoderFactory decoder) {
         state->json_headers = headers("application/json");
         state->sse_headers = headers("text/event-stream");
-        state->endpoint = detail::make_endpoint(std::string(kind_), std::move(key), state->provider.retry_max_attempts,
+        state->endpoint = detail::make_endpoint(std::string(kind_), key, state->provider.retry_max_attempts,
                                                 state->provider.retry_base_seconds, state->options);
         state->parse = parse;
         state->decoder = decoder;

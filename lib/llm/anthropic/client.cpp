@@ -82,7 +82,7 @@ std::unique_ptr<const HttpChatClient::State> anthropic_state(Provider provider, 
             throw ProviderConfigError("the Anthropic api_key contains CR, LF or NUL");
         }
     };
-    return b.finish(std::move(key), headers, &parse_response, &make_event_decoder);
+    return b.finish(key, headers, &parse_response, &make_event_decoder);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ std::unique_ptr<const HttpChatClient::State> openai_state(Provider provider, Cha
             throw ProviderConfigError("the API key or an OPENAI_ORG_ID / OPENAI_PROJECT_ID value contains CR, LF or NUL");
         }
     };
-    return b.finish(std::move(key), headers, &parse_response, &make_chunk_decoder);
+    return b.finish(key, headers, &parse_response, &make_chunk_decoder);
 }
 
 const OpenAIState& openai_of(const HttpChatClient::State& s) { return static_cast<const OpenAIState&>(s); }
