@@ -3,6 +3,7 @@
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/async/settled.hpp>
 
 #include "lib/llm/transport.hpp"
 
@@ -14,9 +15,9 @@ boost::asio::awaitable<void> ChatClient::async_complete(const ChatRequest& reque
                                                         const DeltaCallback* on_delta) {
     if (on_delta && !*on_delta) on_delta = nullptr;
     if (on_delta && !supports_streaming())
-        return detail::fail_later<void>(std::make_exception_ptr(ProviderConfigError(
+        return rath::async::failed_awaitable<void>(std::make_exception_ptr(ProviderConfigError(
             std::string("chat client kind '") + std::string(kind()) + "' does not support streaming")));
-    return detail::start_or_fail<void>([&] { return do_complete(request, out, on_delta); });
+    return rath::async::start_or_fail<void>([&] { return do_complete(request, out, on_delta); });
 }
 
 namespace {

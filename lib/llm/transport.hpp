@@ -60,28 +60,6 @@ void set_headers(net::HttpRequest& req, const std::shared_ptr<const net::HeaderB
 
 std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options);
 
-// An awaitable that fails with `e` when awaited: lets a plain function that prepares a
-// coroutine report a preparation error at the await, like any other failure.
-template <class T>
-boost::asio::awaitable<T> fail_later(std::exception_ptr e) {
-    std::rethrow_exception(e);
-    if constexpr (std::is_void_v<T>)
-        co_return;  // unreachable; makes this a coroutine
-    else
-        co_return T{};
-}
-
-// Runs `start` (which prepares a request and returns the call's awaitable) now; an
-// exception it throws is delivered when the result is awaited, like any other failure.
-template <class T, class Start>
-boost::asio::awaitable<T> start_or_fail(Start&& start) {
-    try {
-        return std::forward<Start>(start)();
-    } catch (...) {
-        return fail_later<T>(std::current_exception());
-    }
-}
-
 // One attempt: the response, whatever its status, into `response`. Not a coroutine:
 // without a timeout it is the HTTP client's own operation. `request` and `response`
 // are borrowed.

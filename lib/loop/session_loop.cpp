@@ -5,6 +5,7 @@
 
 #include <rath/async/admission.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/async/settled.hpp>
 #include <rath/async/task_group.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/error.hpp>
@@ -69,7 +70,6 @@ struct LoopRun {
 struct Prepared {
     std::shared_ptr<LoopExecutor> exec;
     const tool::ToolTable* table = nullptr;
-    llm::ToolList schemas;
 };
 
 Prepared prepare(const LoopRun& run) {
@@ -120,6 +120,13 @@ asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall
     }
 }
 
+// Initiates one call's dispatch; an executor that throws instead of returning the
+// awaitable fails that call, not the loop.
+asio::awaitable<std::string> initiate(LoopExecutor& exec, const Session& out, LoopToolCall& c) {
+    return async::start_or_fail<std::string>(
+        [&] { return exec.async_dispatch_tool(out, c.tool, std::move(c.arguments)); });
+}
+
 // One batch of a round: every dispatch is initiated in call order, then all are awaited
 // together (the dispatcher's lanes order same-key calls; LoopStep keeps calls that are
 // not parallel-safe in batches of their own).
@@ -129,13 +136,13 @@ asio::awaitable<void> dispatch_batch(async::Runtime& rt, LoopExecutor& exec, con
     for (const auto& c : batch) runnable += !c.result;
     if (runnable == 1) {
         for (auto& c : batch)
-            if (!c.result) co_await settle(exec.async_dispatch_tool(out, c.tool, std::move(c.arguments)), c);
+            if (!c.result) co_await settle(initiate(exec, out, c), c);
         co_return;
     }
     async::TaskGroup<void> group(rt);  // calls of different lanes in parallel across the runtime's threads
     for (auto& c : batch) {
         if (c.result) continue;
-        auto dispatch = exec.async_dispatch_tool(out, c.tool, std::move(c.arguments));
+        auto dispatch = initiate(exec, out, c);
         group.spawn(settle(std::move(dispatch), c));
     }
     co_await group.async_join();

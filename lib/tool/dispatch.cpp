@@ -1,5 +1,6 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/async/settled.hpp>
 #include <rath/session.hpp>
 #include <rath/tool/dispatch.hpp>
 #include <rath/tool/policy.hpp>
@@ -163,12 +164,6 @@ asio::awaitable<ToolDispatchResult> sandbox_call(rath::async::Runtime& rt, FlowT
 
 }  // namespace
 
-namespace {
-
-asio::awaitable<ToolDispatchResult> ready(ToolDispatchResult r) { co_return r; }
-
-}  // namespace
-
 // Not a coroutine: the policy check, the resource key and the place in the lane all
 // happen when this is *called*, so calls issued in order run in that order.
 asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in, FlowToolPtr tool, json::object arguments,
@@ -182,7 +177,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
     // 1. Policy: a denial never runs the tool and uses no budget.
     if (auto enforcer = tool_policy_enforcer(session)) {
         if (auto reason = enforcer->check(tool->name(), args))
-            return ready(make_dispatch_result(
+            return rath::async::ready_awaitable(make_dispatch_result(
                 ToolReturn(rb::DispatchResult(rb::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()}))));
     }
 
@@ -193,7 +188,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
     } catch (...) {
         auto e = std::current_exception();
         if (is_uncatchable(e)) throw;
-        return ready(make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e)))));
+        return rath::async::ready_awaitable(make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e)))));
     }
 
     // 3. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped

@@ -508,6 +508,34 @@ TEST_CASE("a synchronous tool body runs on the blocking pool unless it says it n
     CHECK(quick_on_io.load() == 1);
 }
 
+TEST_CASE("an executor whose tool dispatch throws at once fails that call, not the loop") {
+    struct Throwing final : rath::LoopExecutor {
+        explicit Throwing(std::shared_ptr<rath::llm::ChatClient> c) : client(std::move(c)) {}
+        std::shared_ptr<rath::llm::ChatClient> client;
+
+    private:
+        asio::awaitable<void> do_complete(const rath::llm::ChatRequest& req, rath::llm::ChatResponse& out) override {
+            return client->async_complete(req, out);
+        }
+        asio::awaitable<std::string> do_dispatch_tool(Session, rath::tool::FlowToolPtr, json::object) override {
+            throw std::runtime_error("no dispatch today");
+        }
+    };
+    auto s = rath::test::scripted();
+    auto t = rath::tool::make_tool<NameArgs>("t", "t", [](Session, NameArgs) { return json::value(1); });
+    s.client->push(rath::test::tool_calls({{"a", "t", R"({"name":"x"})"}}));
+    s.client->push(rath::test::text("done"));
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .tools = {t},
+                                          .executor = std::make_shared<Throwing>(s.client)});
+    auto rows = out.chunks();
+    REQUIRE(rows.size() == 4);
+    auto body = json::parse(content_of(rows[2]));
+    CHECK(body.at("error_kind") == "tool_execution_exception");
+    CHECK(body.at("message") == "RuntimeError: no dispatch today");
+    CHECK(out.text() == std::optional<std::string>("done"));
+}
+
 TEST_CASE("usage accumulates and the budget callback fires once on the first crossing") {
     auto s = rath::test::scripted();
     s.client->push(rath::test::tool_calls({{"a", "nope", "{}"}}, rath::test::usage(50, 10)));
