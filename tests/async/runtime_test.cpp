@@ -244,6 +244,24 @@ TEST_CASE("shutdown with work in flight fails pending results and joins cleanly"
     never_set.set_value(1);
 }
 
+TEST_CASE("shutdown with a drain time lets quick work finish and cancels the rest") {
+    Runtime rt({.threads = 2});
+    auto quick = rt.submit([]() -> asio::awaitable<int> {
+        co_await rath::async::async_sleep(5ms);
+        co_return 7;
+    }());
+    auto slow = rt.submit([]() -> asio::awaitable<int> {
+        co_await rath::async::async_sleep(1h);
+        co_return 8;
+    }());
+    rt.shutdown(200ms);
+    CHECK(rt.is_shut_down());
+    CHECK(quick.get() == 7);
+    CHECK(slow.ready());
+    CHECK_THROWS(slow.get());
+    rt.shutdown(200ms);  // idempotent
+}
+
 TEST_CASE("the default runtime is a process-wide singleton") {
     auto& a = Runtime::default_runtime();
     auto& b = Runtime::default_runtime();
