@@ -38,9 +38,9 @@ struct Provider {
     std::function<void(std::string_view session_id, const TokenUsage& cumulative)> on_budget_exceeded{};
 
     // Kind with the default applied.
-    std::string kind() const { return provider_kind.value_or("openai"); }
+    [[nodiscard]] std::string kind() const { return provider_kind.value_or("openai"); }
     // The only text form: the model name or "(no model)" (never the key).
-    std::string to_string() const;
+    [[nodiscard]] std::string to_string() const;
 
     // Fills the request's unset sampling fields (and extra_create_args keys) from
     // this provider's.
@@ -48,18 +48,18 @@ struct Provider {
 
     // Entry `name` (or llm.default_provider) of the store (default: the cached
     // config), then every set field of `overrides` wins.
-    static Provider from_config(std::optional<std::string_view> name = std::nullopt,
-                                std::shared_ptr<config::ConfigStore> store = nullptr);
-    static Provider from_config(std::optional<std::string_view> name, std::shared_ptr<config::ConfigStore> store,
-                                const Provider& overrides);
+    [[nodiscard]] static Provider from_config(std::optional<std::string_view> name = std::nullopt,
+                                              std::shared_ptr<config::ConfigStore> store = nullptr);
+    [[nodiscard]] static Provider from_config(std::optional<std::string_view> name,
+                                              std::shared_ptr<config::ConfigStore> store, const Provider& overrides);
 };
 
 // Every set field of `overrides` replaces the field of `base`.
-Provider merge_providers(Provider base, const Provider& overrides);
+[[nodiscard]] Provider merge_providers(Provider base, const Provider& overrides);
 
 // True when every field of `a` equals that of `b` and neither has an
 // on_budget_exceeded callback: callbacks cannot be compared, so a provider with one
 // is never "the same" as another. What a cache keyed by provider settings needs.
-bool same_settings(const Provider& a, const Provider& b);
+[[nodiscard]] bool same_settings(const Provider& a, const Provider& b);
 
 }  // namespace rath::llm
