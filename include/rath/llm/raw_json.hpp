@@ -1,8 +1,8 @@
 #pragma once
 // RawJson: a vendor payload kept as its text and decoded into Boost.JSON only when
 // someone reads it. Responses carry their full payload for callers who need a field
-// rath does not map; decoding every response eagerly cost more than the rest of the
-// response parsing together.
+// rath does not map; decoding every response eagerly would cost more than the rest of
+// the response parsing together.
 #include <boost/json/value.hpp>
 
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 // ChunkTable (session.md §1.3): an immutable, structurally shared sequence of rows.
 // Copying a table is O(1) (it is a handle to an immutable tree); append/extend return
-// a new table that shares every full 32-row block of the old one, so the prefix is
+// a new table that shares every full 32-row block of the one it extends, so the prefix is
 // never copied (a persistent 32-way trie with a tail block, as in Clojure's vector).
 //
 // Thread safety: a table never changes; copy it and read it from any thread at once.

@@ -49,8 +49,8 @@ private:
     void forget(const detail::SessionState* state, std::string_view id) noexcept;
 
     // One slot of an open-addressing table (linear probing): with every waiting session
-    // of a large fan-out registered, a node-based map cost an allocation per entry and
-    // several cache misses per insert and erase; a slot costs neither, and erasing by
+    // of a large fan-out registered, a node-based map would cost an allocation per entry
+    // and several cache misses per insert and erase; a slot costs neither, and erasing by
     // state compares pointers, not ids.
     struct Slot {
         std::size_t hash = 0;  // of the state's id

@@ -28,11 +28,11 @@ struct WriterOptions {
 
 class SessionWriter {
 public:
-    // Opens and locks the partial file and writes the header. Throws PersistenceError
-    // when another writer holds the file ("another process is already writing to
-    // '<partial>'; refusing to interleave appends"), when an unfinished partial of the
-    // same session already exists (it would be unloadable with a second header), or on
-    // I/O errors.
+    // Opens and locks the partial file and writes the header. A partial that no writer
+    // holds (a crashed or abandoned one) is started over: a second header would make it
+    // unloadable. Throws PersistenceError when another writer holds the file ("another
+    // process is already writing to '<partial>'; refusing to interleave appends"), or
+    // on I/O errors.
     explicit SessionWriter(Session session, WriterOptions options = {});
     // Abandons (keeps the partial, no trailer) if neither closed nor abandoned.
     ~SessionWriter();
