@@ -34,7 +34,9 @@ struct Provider {
     std::optional<double> retry_base_seconds{};  // unset: 0.5
     std::optional<std::int64_t> budget_total_tokens{};
     // Called once when a session's cumulative total first exceeds the budget; may
-    // throw (e.g. BudgetExceededError) to abort the loop.
+    // throw (e.g. BudgetExceededError) to abort the loop. It runs on the runtime thread
+    // of the loop that tripped it, possibly for several sessions at once, so it must be
+    // thread-safe and should not block.
     std::function<void(std::string_view session_id, const TokenUsage& cumulative)> on_budget_exceeded{};
 
     // Kind with the default applied.
