@@ -1,6 +1,5 @@
 #include <rath/async/strand.hpp>
 
-
 #include <optional>
 #include <vector>
 #include <mutex>

@@ -100,11 +100,11 @@ void command_run(const std::string& backend, int n, int concurrency) {
     for (int i = 0; i < n; ++i) {
         inflight.push_back(rt.submit(sb->async_dispatch(c)));
         if (static_cast<int>(inflight.size()) >= concurrency) {
-            inflight.front().get();
+            (void)inflight.front().get();
             inflight.erase(inflight.begin());
         }
     }
-    for (auto& l : inflight) l.get();
+    for (auto& l : inflight) (void)l.get();
     wall = std::chrono::duration<double>(Clock::now() - t0).count();
     char extra[64];
     std::snprintf(extra, sizeof extra, "\"ops_per_s\":%.1f", n / wall);
@@ -120,12 +120,12 @@ void files(const std::string& backend, int n) {
     auto sb = b.open();
     std::string data(4096, 'x');
     auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) sb->dispatch(rb::FilesWrite{.path = "f" + std::to_string(i % 64) + ".txt", .data = data});
+    for (int i = 0; i < n; ++i) (void)sb->dispatch(rb::FilesWrite{.path = "f" + std::to_string(i % 64) + ".txt", .data = data});
     double ww = std::chrono::duration<double>(Clock::now() - t0).count();
     line("tool_dispatch", "\"case\":\"files_write\",\"backend\":\"" + backend + "\",\"bytes\":4096,\"n\":" + std::to_string(n),
          ww, "\"ops_per_s\":" + std::to_string(n / ww));
     t0 = Clock::now();
-    for (int i = 0; i < n; ++i) sb->dispatch(rb::FilesRead{.path = "f" + std::to_string(i % 64) + ".txt"});
+    for (int i = 0; i < n; ++i) (void)sb->dispatch(rb::FilesRead{.path = "f" + std::to_string(i % 64) + ".txt"});
     double rw = std::chrono::duration<double>(Clock::now() - t0).count();
     line("tool_dispatch", "\"case\":\"files_read\",\"backend\":\"" + backend + "\",\"bytes\":4096,\"n\":" + std::to_string(n),
          rw, "\"ops_per_s\":" + std::to_string(n / rw));

@@ -40,7 +40,7 @@ LogSink set_log_sink(LogSink sink);
 // Records below `min` are dropped before the sink sees them; LogLevel::off drops all.
 // The default is LogLevel::info.
 void set_log_level(LogLevel min) noexcept;
-LogLevel log_level() noexcept;
+[[nodiscard]] LogLevel log_level() noexcept;
 
 // Hands one record to the sink when `level` is at or above log_level() (a relaxed
 // atomic read when it is not). A record at LogLevel::off is never logged. Never

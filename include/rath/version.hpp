@@ -4,6 +4,6 @@
 namespace rath {
 
 // The library version, "MAJOR.MINOR.PATCH".
-std::string_view version() noexcept;
+[[nodiscard]] std::string_view version() noexcept;
 
 }  // namespace rath

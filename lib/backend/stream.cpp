@@ -287,7 +287,7 @@ Lazy<void> queue_marker(Stream::State& st, OpKind kind, Event ev = {}, std::opti
 void Stream::synchronize() { queue_marker(*st_, OpKind::marker).get(); }
 
 asio::awaitable<void> Stream::async_synchronize() {
-    auto done = queue_marker(*st_, OpKind::marker);  // named: see lib/backend/blocking.hpp
+    auto done = queue_marker(*st_, OpKind::marker);  // named, not a temporary in the co_await (GCC 12)
     co_await done.async_get();
 }
 

@@ -51,7 +51,7 @@ dom::element parse_response_body(dom::parser& parser, std::string_view body, int
 
 // A simdjson parser lent from the calling thread's small pool for one scope. A parser
 // allocates its buffers on first use, so reusing one per thread saves that per parse
-// (a stream used to make one per request: most of the malloc work of streaming). A
+// (a parser per request would be most of the malloc work of streaming). A
 // document may still be in use when other code parses — a response parser reads tool
 // arguments mid-document, a stream mapper's delta callback may map another stream — so
 // each lease takes a parser no other live lease holds, and the pool grows to the

@@ -33,7 +33,7 @@ TEST_CASE("an expired deadline cancels the operation and raises a timeout error"
             co_return 1;
         }(cleaned),
         20ms, "llm call"));
-    CHECK_THROWS_WITH_AS(r.get(), "llm call timed out", rath::async::TimeoutError);
+    CHECK_THROWS_WITH_AS((void)r.get(), "llm call timed out", rath::async::TimeoutError);
     CHECK(cleaned->load());  // the loser was cancelled and unwound, not leaked
 }
 

@@ -59,12 +59,12 @@ TEST_CASE("the registry lists built-ins in order and hands out one instance per 
     CHECK(&rb::get_backend("local") != static_cast<rb::Backend*>(&rb::get_backend("trusted-host")));
     CHECK(dynamic_cast<rb::LocalBackend*>(&rb::get_backend("trusted-host")) == nullptr);
     CHECK(rb::get_backend("trusted-host").name() == "trusted-host");
-    CHECK_THROWS_AS(rb::get_backend("nope"), rb::BackendNotFound);
-    CHECK_THROWS_AS(rb::get_backend_class("nope"), rb::BackendNotFound);
+    CHECK_THROWS_AS((void)rb::get_backend("nope"), rb::BackendNotFound);
+    CHECK_THROWS_AS((void)rb::get_backend_class("nope"), rb::BackendNotFound);
     CHECK_FALSE(rb::is_backend_available("nope"));
     CHECK(rb::is_backend_available("local"));
     CHECK(&rb::preferred_backend({"nope", "local"}) == &rb::get_backend("local"));
-    CHECK_THROWS_AS(rb::preferred_backend({"nope", "missing"}), rb::BackendNotFound);
+    CHECK_THROWS_AS((void)rb::preferred_backend({"nope", "missing"}), rb::BackendNotFound);
     CHECK_THROWS_WITH_AS(rb::register_backend("local", {}), "backend 'local' is already registered", rb::BackendError);
     CHECK(rb::get_backend("local").capabilities() == rb::LocalBackend::static_capabilities());
     CHECK(rb::LocalBackend::static_capabilities().cold_start_ms_p50 == 10);

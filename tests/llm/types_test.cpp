@@ -44,8 +44,8 @@ TEST_CASE("parse_tool_arguments accepts only JSON objects") {
 
 TEST_CASE("primary_choice of an empty response throws an index error") {
     ChatResponse r;
-    CHECK_THROWS_AS(r.primary_choice(), IndexError);
-    CHECK_THROWS_WITH(r.primary_choice(), "ChatResponse has no choices");
+    CHECK_THROWS_AS((void)r.primary_choice(), IndexError);
+    CHECK_THROWS_WITH((void)r.primary_choice(), "ChatResponse has no choices");
 }
 
 TEST_CASE("finish reasons round trip through their wire names") {
@@ -169,7 +169,7 @@ TEST_CASE("a tool list is shared by its copies and encodes once") {
 TEST_CASE("a raw payload keeps its text and decodes on first read") {
     rath::llm::RawJson none;
     CHECK_FALSE(none.has_value());
-    CHECK_THROWS_AS(none.value(), std::logic_error);
+    CHECK_THROWS_AS((void)none.value(), std::logic_error);
     rath::llm::RawJson raw(std::string(R"({"id":"x","n":[1,2]})"));
     CHECK(raw.has_value());
     CHECK(raw.text() == R"({"id":"x","n":[1,2]})");
@@ -178,5 +178,5 @@ TEST_CASE("a raw payload keeps its text and decodes on first read") {
     rath::llm::RawJson built(boost::json::value{{"k", 1}});
     CHECK(built.text() == R"({"k":1})");
     rath::llm::RawJson bad(std::string("{not json"));
-    CHECK_THROWS(bad.value());
+    CHECK_THROWS((void)bad.value());
 }

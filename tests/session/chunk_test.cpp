@@ -231,7 +231,7 @@ TEST_CASE("appends racing from many threads on one version each see exactly thei
 
 TEST_CASE("out of range access names the index and the size") {
     ChunkTable t{user_text_chunk("a")};
-    CHECK_THROWS_WITH_AS(t.at(3), "chunk index 3 out of range for a table of 1 rows", SessionError);
+    CHECK_THROWS_WITH_AS((void)t.at(3), "chunk index 3 out of range for a table of 1 rows", SessionError);
 }
 
 TEST_CASE("rows map to provider messages in order with roles and tool fields") {

@@ -1,5 +1,5 @@
 // Sandbox binding and refcount rules (session.md §1.6, §1.8) against a real Backend
-// subclass defined for the test (support.hpp).
+// subclass defined for the test (session_support.hpp).
 #include "session/session_support.hpp"
 
 #include <rath/async/block_on.hpp>

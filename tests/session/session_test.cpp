@@ -341,7 +341,7 @@ TEST_CASE("the registry finds every live session among thousands registered and 
         for (auto& s : all)
             if (s) CHECK(listed[k++] == *s);
     }
-    // All gone: the registry is empty and takes new sessions as before.
+    // All gone: the registry is empty and still takes new sessions.
     for (auto& s : all) s.reset();
     CHECK(reg.size() == 0);
     Session fresh = create_user_session("fresh");

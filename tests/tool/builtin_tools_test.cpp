@@ -96,7 +96,8 @@ TEST_CASE("run_shell_command rejects multiline long and missing commands as tool
 TEST_CASE("read_workspace_file encoding and run_code argument conversions follow Python") {
     rath::Session s;
     s.to("local");
-    rt::flow_tool_files_write(s, "bin.dat", std::string("\xff\xfe", 2));
+    REQUIRE(std::holds_alternative<rath::backend::FileWriteResult>(
+        rt::flow_tool_files_write(s, "bin.dat", std::string("\xff\xfe", 2))));
     // Explicit null reads bytes (decoded by serialization); omitted reads utf-8 text (fails here).
     auto raw = rt::dispatch_flow_tool(s, builtin("read_workspace_file"), obj(R"({"path":"bin.dat","encoding":null})"));
     CHECK_FALSE(raw.failed);
@@ -120,7 +121,7 @@ TEST_CASE("the merged table keeps identities and rejects shadowing") {
     CHECK(table.find("run_shell_command") == builtin("run_shell_command"));
     auto shadow = rt::make_tool<SleepArgs>("run_shell_command", "x", [](rath::Session, SleepArgs) { return json::value(1); });
     try {
-        rt::merge_tools_for_loop({shadow});
+        (void)rt::merge_tools_for_loop({shadow});
         FAIL("expected ToolNameConflictError");
     } catch (const rt::ToolNameConflictError& e) {
         CHECK(std::string(e.what()) == "user tool 'run_shell_command' shadows a built-in system tool");

@@ -156,7 +156,7 @@ TEST_CASE("a safe tool serialises per key and overlaps across keys") {
     for (int i = 0; i < 4; ++i) calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(s, t1, json::object{{"key", "k"}})));
     for (int i = 0; i < 4; ++i)
         calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(s, t2, json::object{{"key", "k" + std::to_string(i)}})));
-    for (auto& c : calls) c.get();
+    for (auto& c : calls) CHECK_FALSE(c.get().failed);
     CHECK(same.peak == 1);
     CHECK(diff.peak > 1);
 }
@@ -168,7 +168,7 @@ TEST_CASE("a safe tool overlaps across sessions on the same key") {
     auto& rt_ = rath::async::Runtime::default_runtime();
     std::vector<rath::async::Lazy<rt::ToolDispatchResult>> calls;
     for (auto& s : sessions) calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(s, t, json::object{{"key", "k"}})));
-    for (auto& c : calls) c.get();
+    for (auto& c : calls) CHECK_FALSE(c.get().failed);
     CHECK(g.peak > 1);  // one key, four sessions: no process-wide lane
 }
 
@@ -186,7 +186,7 @@ TEST_CASE("a sandbox-scoped tool overlaps across sandboxes and takes turns on a 
         calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(a, t, json::object{{"key", "x"}})));
         calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(c, t, json::object{{"key", "x"}})));
     }
-    for (auto& x : calls) x.get();
+    for (auto& x : calls) CHECK_FALSE(x.get().failed);
     CHECK(g.peak == 2);
 
     Gauge g2;
@@ -199,7 +199,7 @@ TEST_CASE("a sandbox-scoped tool overlaps across sandboxes and takes turns on a 
         calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(shared_a, t2, json::object{{"key", "x"}})));
         calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(shared_b, t2, json::object{{"key", "x"}})));
     }
-    for (auto& x : calls) x.get();
+    for (auto& x : calls) CHECK_FALSE(x.get().failed);
     CHECK(g2.peak == 1);
     a.close_sandbox();
     c.close_sandbox();

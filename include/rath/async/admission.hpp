@@ -4,6 +4,12 @@
 // request, no buffers yet — and starts, in arrival order, when a place frees up. An
 // agent fan-out of 100,000 sessions over 4,096 connections then keeps 4,096 loops
 // running and the rest as small queued records, the way a worker pool keeps jobs.
+//
+// Thread safety: every member function may be called from any thread at once; the
+// start functions run outside the gate's lock, on the thread that called enter() or
+// leave(). Cancellation: the gate has none of its own; work that must not start any
+// more refuses its place (its start returns false). Errors: the gate throws nothing
+// itself; what a start throws reaches the caller of enter() or leave() that ran it.
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -36,9 +42,9 @@ public:
     // one takes it.
     void leave();
 
-    std::size_t limit() const noexcept { return limit_; }
-    std::size_t active() const;   // admitted and not yet left
-    std::size_t waiting() const;  // queued
+    [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+    [[nodiscard]] std::size_t active() const;   // admitted and not yet left
+    [[nodiscard]] std::size_t waiting() const;  // queued
 
 private:
     bool run(Start& start);

@@ -3,6 +3,11 @@
 // finishes first cancels the other (terminal cancellation through the operation's
 // slot), and an expired deadline surfaces as TimeoutError. T must be default
 // constructible (co_spawn's completion carries a T even on failure).
+//
+// Thread safety: free functions; each call owns its timer. Cancellation: cancelling
+// the awaiting coroutine cancels both the operation and the timer, and the call ends
+// with the error of whichever of the two completes first. Errors: TimeoutError("<what>
+// timed out") when the timer completes first, else whatever the operation throws.
 #include <rath/async/error.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -20,7 +25,7 @@
 namespace rath::async {
 
 // Suspends the calling coroutine for `d` (cancellable).
-inline boost::asio::awaitable<void> async_sleep(std::chrono::steady_clock::duration d) {
+[[nodiscard]] inline boost::asio::awaitable<void> async_sleep(std::chrono::steady_clock::duration d) {
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, d);
     co_await t.async_wait(boost::asio::use_awaitable);
 }
@@ -29,8 +34,9 @@ inline boost::asio::awaitable<void> async_sleep(std::chrono::steady_clock::durat
 // timeout. (Asio's `||` operator waits for the first *success*, which would turn a
 // quick failure into a timeout, so this races with a parallel group instead.)
 template <class T>
-boost::asio::awaitable<T> with_deadline(boost::asio::awaitable<T> op, std::chrono::steady_clock::time_point deadline,
-                                        std::string what = "operation") {
+[[nodiscard]] boost::asio::awaitable<T> with_deadline(boost::asio::awaitable<T> op,
+                                                      std::chrono::steady_clock::time_point deadline,
+                                                      std::string what = "operation") {
     namespace asio = boost::asio;
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer timer(ex, deadline);
@@ -55,8 +61,9 @@ boost::asio::awaitable<T> with_deadline(boost::asio::awaitable<T> op, std::chron
 }
 
 template <class T, class Rep, class Period>
-boost::asio::awaitable<T> with_timeout(boost::asio::awaitable<T> op, std::chrono::duration<Rep, Period> timeout,
-                                       std::string what = "operation") {
+[[nodiscard]] boost::asio::awaitable<T> with_timeout(boost::asio::awaitable<T> op,
+                                                     std::chrono::duration<Rep, Period> timeout,
+                                                     std::string what = "operation") {
     return with_deadline(std::move(op),
                          std::chrono::steady_clock::now() +
                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout),

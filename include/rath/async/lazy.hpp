@@ -7,6 +7,13 @@
 // Copies of a Lazy share one state (it is a handle). The exception, if any, is
 // delivered to every reader; an exception nobody read is logged at error level on the
 // channel "rath.async" (rath/log.hpp) when the last handle drops it.
+//
+// Thread safety: every member function may be called from any thread, on any copy, at
+// once. Cancellation: cancelling a coroutine in async_wait() or async_get() ends that
+// wait only (operation_aborted); the value and its other readers are unaffected.
+// Errors: set_value / set_exception throw std::logic_error on a second set; get() and
+// async_get() rethrow the stored exception; blocking reads throw DeadlockError on a
+// runtime io thread while the value is not ready.
 #include <rath/async/error.hpp>
 
 #include <rath/async/detail/completion.hpp>
@@ -137,14 +144,14 @@ public:
     // An already-set value.
     template <class U = T>
         requires(!std::is_void_v<U>)
-    static Lazy ready_value(U v) {
+    [[nodiscard]] static Lazy ready_value(U v) {
         Lazy l;
         l.set_value(std::move(v));
         return l;
     }
 
-    bool ready() const noexcept { return st_->ready(); }
-    bool failed() const noexcept { return st_->failed(); }
+    [[nodiscard]] bool ready() const noexcept { return st_->ready(); }
+    [[nodiscard]] bool failed() const noexcept { return st_->failed(); }
 
     // Sets the value; throws std::logic_error when it was already set.
     template <class U = T>
@@ -176,14 +183,14 @@ public:
     // Blocks until set. On a runtime thread an unset value throws DeadlockError.
     void wait() const { st_->wait("Lazy::wait()"); }
     template <class Rep, class Period>
-    bool wait_for(std::chrono::duration<Rep, Period> d) const {
+    [[nodiscard]] bool wait_for(std::chrono::duration<Rep, Period> d) const {
         return st_->wait_until(std::chrono::steady_clock::now() + d, "Lazy::wait_for()");
     }
 
     // Blocks until set, then returns the value or rethrows the exception.
     template <class U = T>
         requires(!std::is_void_v<U>)
-    const U& get() const {
+    [[nodiscard]] const U& get() const {
         st_->wait("Lazy::get()");
         return st_->value_ref();
     }
@@ -195,7 +202,7 @@ public:
     }
 
     // The exception (marks it observed) once set, or nullptr.
-    std::exception_ptr exception() const {
+    [[nodiscard]] std::exception_ptr exception() const {
         if (!st_->ready()) return nullptr;
         st_->mark_observed();
         return st_->error();
@@ -204,13 +211,13 @@ public:
     // Completes with an empty error_code once set (also when set with an exception),
     // or operation_aborted if the waiting operation is cancelled first.
     template <class Token>
-    auto async_wait(Token&& token) const {
+    [[nodiscard]] auto async_wait(Token&& token) const {
         return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
             [](auto handler, std::shared_ptr<State> st) { st->add_waiter(std::move(handler)); }, token, st_);
     }
 
     // co_await lazy.async_get(): the value (a copy) or the exception.
-    boost::asio::awaitable<T> async_get() const {
+    [[nodiscard]] boost::asio::awaitable<T> async_get() const {
         auto st = st_;
         if (!st->ready()) co_await async_wait(boost::asio::use_awaitable);
         if constexpr (std::is_void_v<T>) {
@@ -221,10 +228,10 @@ public:
     }
 
     // Identity of the shared state (two handles to one value compare equal).
-    bool same_as(const Lazy& o) const noexcept { return st_ == o.st_; }
+    [[nodiscard]] bool same_as(const Lazy& o) const noexcept { return st_ == o.st_; }
     // The untyped state (readiness, exception): for holders that only need to fail it.
-    std::shared_ptr<detail::LazyCore> core() const noexcept { return st_; }
-    long use_count() const noexcept { return st_.use_count(); }
+    [[nodiscard]] std::shared_ptr<detail::LazyCore> core() const noexcept { return st_; }
+    [[nodiscard]] long use_count() const noexcept { return st_.use_count(); }
 
 private:
     std::shared_ptr<State> st_;

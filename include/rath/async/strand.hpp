@@ -6,6 +6,14 @@
 // A strand alone serializes handlers, not whole multi-step operations (a coroutine
 // that suspends lets the next one in). Lease::async_lock gives the stronger
 // guarantee tools need: one operation at a time per key, in arrival order.
+//
+// Thread safety: KeyedStrands may be used from any thread at once. A Lease is one
+// owner's: do not use one Lease from two threads at once. Cancellation: an async_run
+// cancelled while it waits for its turn leaves the queue and never runs its operation
+// (after a cancelled async_lock, the Lease keeps its place until unlock() or its
+// destruction); a running operation is cancelled as usual, and the lane passes on
+// however it ends. Errors: std::logic_error for an empty Lease or one locked twice;
+// async_run rethrows what its operation throws.
 #include <rath/async/lazy.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -51,18 +59,18 @@ public:
         Lease& operator=(const Lease&) = delete;
         ~Lease();
 
-        const strand_type& strand() const;
-        const std::string& key() const;
+        [[nodiscard]] const strand_type& strand() const;
+        [[nodiscard]] const std::string& key() const;
         // True when an async_run issued from the calling thread runs inline (a
         // one-thread executor, and the caller is on its thread).
-        bool runs_inline() const;
+        [[nodiscard]] bool runs_inline() const;
         explicit operator bool() const noexcept { return entry_ != nullptr; }
 
         // Takes a place in the key's lane queue now (call order is queue order) and
         // returns a value that becomes ready when this caller owns the lane. Pair with unlock().
-        Lazy<void> request_lock();
+        [[nodiscard]] Lazy<void> request_lock();
         // request_lock() and wait for the grant.
-        boost::asio::awaitable<void> async_lock() { co_await request_lock().async_get(); }
+        [[nodiscard]] boost::asio::awaitable<void> async_lock() { co_await request_lock().async_get(); }
         // Passes the lane to the next waiter (or frees it).
         void unlock();
 
@@ -76,30 +84,30 @@ public:
         std::optional<Lazy<void>> ticket_;  // our place in the queue while locked_
     };
 
-    Lease acquire(std::string_view key);
+    [[nodiscard]] Lease acquire(std::string_view key);
     // The same, keeping `key` itself when the key is new (no copy of a built lane key).
-    Lease acquire(std::string&& key);
-    Lease acquire(const char* key) { return acquire(std::string_view(key)); }
+    [[nodiscard]] Lease acquire(std::string&& key);
+    [[nodiscard]] Lease acquire(const char* key) { return acquire(std::string_view(key)); }
 
     // Runs `op` on the key's strand with exclusive use of its lane: operations with
     // the same key run one at a time in the order async_run was *called* (the place in
     // the queue is taken before the returned awaitable is first resumed); different
     // keys run in parallel.
     template <class T>
-    boost::asio::awaitable<T> async_run(std::string_view key, boost::asio::awaitable<T> op) {
+    [[nodiscard]] boost::asio::awaitable<T> async_run(std::string_view key, boost::asio::awaitable<T> op) {
         return run_leased(acquire(key), std::move(op));
     }
     template <class T>
-    boost::asio::awaitable<T> async_run(std::string&& key, boost::asio::awaitable<T> op) {
+    [[nodiscard]] boost::asio::awaitable<T> async_run(std::string&& key, boost::asio::awaitable<T> op) {
         return run_leased(acquire(std::move(key)), std::move(op));
     }
     template <class T>
-    boost::asio::awaitable<T> async_run(const char* key, boost::asio::awaitable<T> op) {
+    [[nodiscard]] boost::asio::awaitable<T> async_run(const char* key, boost::asio::awaitable<T> op) {
         return run_leased(acquire(std::string_view(key)), std::move(op));
     }
 
     // Keys currently held or queued (for tests and metrics).
-    std::size_t size() const;
+    [[nodiscard]] std::size_t size() const;
 
 private:
     template <class Key>

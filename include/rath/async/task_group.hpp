@@ -4,6 +4,14 @@
 // join rethrows the first failure (by time) — but only after every child has ended,
 // so nothing outlives the join. cancel() stops queued children from starting and
 // delivers terminal cancellation to the running ones.
+//
+// Thread safety: spawn(), cancel() and size() may be called from any thread at once;
+// join once (join() or async_join()), after the last spawn. Cancellation: cancel() (or
+// dropping an unjoined group) fails queued children with CancelledError and sends
+// terminal cancellation to running ones; cancelling the coroutine in async_join() ends
+// that wait only (operation_aborted) and leaves the children running. Errors: spawn()
+// after a join throws std::logic_error; a join rethrows the first child failure; join()
+// throws DeadlockError on a runtime io thread while children are unfinished.
 #include <rath/async/lazy.hpp>
 #include <rath/async/runtime.hpp>
 
@@ -68,21 +76,21 @@ public:
     }
 
     // Waits for every child; results in spawn order or the first error.
-    boost::asio::awaitable<result_type> async_join() {
+    [[nodiscard]] boost::asio::awaitable<result_type> async_join() {
         auto st = st_;
         st->seal();
         co_await st->done.async_get();
         co_return st->collect();
     }
     // Synchronous join (not on a runtime thread).
-    result_type join() {
+    [[nodiscard]] result_type join() {
         st_->seal();
         st_->done.wait();
         return st_->collect();
     }
 
     void cancel() { st_->cancel(); }
-    std::size_t size() const {
+    [[nodiscard]] std::size_t size() const {
         std::lock_guard lk(st_->mu);
         return st_->results.size();
     }

@@ -7,9 +7,9 @@ namespace rath::async {
 class Runtime;
 
 // The runtime whose io_context this thread is running, or nullptr.
-Runtime* current_runtime() noexcept;
+[[nodiscard]] Runtime* current_runtime() noexcept;
 
 // True on any io_context thread of any rath runtime (not on blocking-pool threads).
-inline bool on_runtime_thread() noexcept { return current_runtime() != nullptr; }
+[[nodiscard]] inline bool on_runtime_thread() noexcept { return current_runtime() != nullptr; }
 
 }  // namespace rath::async

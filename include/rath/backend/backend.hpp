@@ -3,6 +3,23 @@
 // domain reference count (§1.5). A backend is a process-wide singleton per name
 // (registry.hpp); a Sandbox is one opened environment, shared by sessions through
 // acquire()/release().
+//
+// Thread safety: a backend is shared by every session of the process, so every member
+// function of Backend and Sandbox may be called from any thread at once (implementations
+// must keep it so); dispatches on one sandbox may run concurrently, and ordering them is
+// the tool dispatcher's job (its lanes), not the sandbox's. The sync facades (open,
+// close, dispatch) throw rath::async::DeadlockError on a runtime io thread.
+//
+// Cancellation (the host backends): cancelling the coroutine awaiting a command or code
+// run kills the child's whole process group, reaps it, removes a code run's script and
+// rethrows the cancellation; opening, closing and filesystem payloads run to completion
+// on the blocking pool whatever the caller does.
+//
+// Errors: a fault inside the sandbox (a missing file, a timeout, a path outside the
+// workspace, a failed command start) is a ToolExecutionFailure value, not an exception.
+// Thrown: BackendSandboxClosed for a closed sandbox, BackendError for misuse (a sandbox
+// of another backend, reattach unsupported), std::system_error when a workspace cannot
+// be created or opened.
 #include <rath/backend/fwd.hpp>
 #include <rath/backend/error.hpp>
 #include <rath/backend/payload.hpp>
@@ -26,7 +43,7 @@ class Runtime;
 namespace rath::backend {
 
 enum class IsolationLevel { process, container, microvm, vm };
-std::string_view to_string(IsolationLevel) noexcept;
+[[nodiscard]] std::string_view to_string(IsolationLevel) noexcept;
 
 enum class BackendCapability { per_task_image, network_isolation, host_docker, compose };
 
@@ -50,23 +67,24 @@ public:
     Sandbox(const Sandbox&) = delete;
     Sandbox& operator=(const Sandbox&) = delete;
 
-    Backend& backend() const noexcept { return *backend_; }
-    std::string_view backend_name() const noexcept;
+    [[nodiscard]] Backend& backend() const noexcept { return *backend_; }
+    [[nodiscard]] std::string_view backend_name() const noexcept;
     // Workspace path for local backends, the remote id for remote ones.
-    const std::string& handle() const noexcept { return handle_; }
-    const SandboxSpec& spec() const noexcept { return spec_; }
-    bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
-    int refcount() const noexcept { return refs_.load(std::memory_order_acquire); }
+    [[nodiscard]] const std::string& handle() const noexcept { return handle_; }
+    [[nodiscard]] const SandboxSpec& spec() const noexcept { return spec_; }
+    [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    [[nodiscard]] int refcount() const noexcept { return refs_.load(std::memory_order_acquire); }
 
     // +1; throws BackendSandboxClosed on a closed sandbox (check and increment are one step).
     SandboxPtr acquire();
     // -1 (no-op when closed); at zero the backend closes it, outside any lock. On a
-    // runtime thread the close is asynchronous (never blocks an io thread).
+    // runtime thread the close is asynchronous (never blocks an io thread) and a failure
+    // is logged on "rath.backend"; elsewhere it blocks and a failure is thrown.
     void release();
 
     // Dispatch through the backend; throws BackendSandboxClosed when closed.
-    boost::asio::awaitable<DispatchResult> async_dispatch(Payload p);
-    DispatchResult dispatch(Payload p);
+    [[nodiscard]] boost::asio::awaitable<DispatchResult> async_dispatch(Payload p);
+    [[nodiscard]] DispatchResult dispatch(Payload p);
 
     // Backends call this from their close path; returns false if it was already closed.
     bool mark_closed() noexcept { return !closed_.exchange(true, std::memory_order_acq_rel); }
@@ -88,7 +106,7 @@ public:
     }
     SandboxGuard(const SandboxGuard&) = delete;
     SandboxGuard& operator=(const SandboxGuard&) = delete;
-    const SandboxPtr& get() const noexcept { return sb_; }
+    [[nodiscard]] const SandboxPtr& get() const noexcept { return sb_; }
 
 private:
     SandboxPtr sb_;
@@ -101,31 +119,32 @@ public:
     Backend(const Backend&) = delete;
     Backend& operator=(const Backend&) = delete;
 
-    const std::string& name() const noexcept { return name_; }
-    rath::async::Runtime& runtime() const noexcept;
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] rath::async::Runtime& runtime() const noexcept;
 
-    virtual Capabilities capabilities() const = 0;
+    [[nodiscard]] virtual Capabilities capabilities() const = 0;
     // Payload type names this backend handles (informational; dispatch does not check it).
-    virtual std::vector<std::string> supported_calls() const;
+    [[nodiscard]] virtual std::vector<std::string> supported_calls() const;
     // Open sandboxes this instance tracks.
-    virtual std::size_t sandbox_count() const = 0;
+    [[nodiscard]] virtual std::size_t sandbox_count() const = 0;
 
     // A fresh sandbox with refcount 0 (opening never reuses one).
-    virtual boost::asio::awaitable<SandboxPtr> async_open(std::optional<SandboxSpec> spec) = 0;
+    [[nodiscard]] virtual boost::asio::awaitable<SandboxPtr> async_open(std::optional<SandboxSpec> spec) = 0;
     // Idempotent; closes whatever the refcount.
-    virtual boost::asio::awaitable<void> async_close(SandboxPtr sb) = 0;
+    [[nodiscard]] virtual boost::asio::awaitable<void> async_close(SandboxPtr sb) = 0;
     // A closed sandbox yields a `sandbox_closed` failure value (not an exception).
-    virtual boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) = 0;
+    [[nodiscard]] virtual boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) = 0;
 
     // Reattaching to an existing remote sandbox by its remote id (backend_tools.md
     // §5.4); remote backends override both. The default refuses.
-    virtual bool supports_attach() const { return false; }
-    virtual SandboxPtr attach(const std::string& remote_id, std::optional<SandboxSpec> spec = std::nullopt);
+    [[nodiscard]] virtual bool supports_attach() const { return false; }
+    [[nodiscard]] virtual SandboxPtr attach(const std::string& remote_id,
+                                            std::optional<SandboxSpec> spec = std::nullopt);
 
     // Sync facades: block the calling thread; throw rath::async::DeadlockError on a runtime thread.
-    SandboxPtr open(std::optional<SandboxSpec> spec = std::nullopt);
+    [[nodiscard]] SandboxPtr open(std::optional<SandboxSpec> spec = std::nullopt);
     void close(SandboxPtr sb);
-    DispatchResult dispatch(SandboxPtr sb, Payload p);
+    [[nodiscard]] DispatchResult dispatch(SandboxPtr sb, Payload p);
 
 private:
     std::string name_;

@@ -5,6 +5,9 @@
 // die-with-parent, and rlimits (processes, address space, CPU time) applied by
 // util-linux `prlimit` inside the sandbox. Filesystem payloads act on the host side
 // of the same workspace with the local backend's confinement.
+//
+// Thread safety, cancellation and errors: as Backend (backend.hpp); cancelling a run
+// kills bwrap, and with it (die-with-parent, own pid namespace) everything inside.
 #include <rath/backend/host_backend.hpp>
 
 #include <optional>
@@ -38,20 +41,20 @@ class BwrapBackend : public HostBackend {
 public:
     explicit BwrapBackend(BwrapOptions options = {}, rath::async::Runtime* runtime = nullptr);
     // Cheap: a bwrap executable on PATH and user namespaces present (no subprocess).
-    static bool is_available();
-    static Capabilities static_capabilities();
-    Capabilities capabilities() const override { return static_capabilities(); }
+    [[nodiscard]] static bool is_available();
+    [[nodiscard]] static Capabilities static_capabilities();
+    [[nodiscard]] Capabilities capabilities() const override { return static_capabilities(); }
 
-    BwrapOptions bwrap_options() const;
+    [[nodiscard]] BwrapOptions bwrap_options() const;
     void set_bwrap_options(BwrapOptions options);
 
     // Starts one real sandbox (`true` inside it) and returns an empty string when that
     // works, else what failed. For tests and diagnostics; spawns a process.
-    static std::string probe();
+    [[nodiscard]] static std::string probe();
 
 protected:
     void wrap_command(CommandPlan& plan) const override;
-    std::vector<std::string> workspace_aliases() const override;
+    [[nodiscard]] std::vector<std::string> workspace_aliases() const override;
 
 private:
     mutable std::mutex bmu_;

@@ -2,6 +2,9 @@
 // Shared machinery of the backends that run on this host (`local`, `trusted-host`,
 // `bwrap`): per-sandbox workspace directories, asynchronous child processes,
 // filesystem payloads on the blocking pool (backend_tools.md §3).
+//
+// Thread safety, cancellation and errors: as Backend (backend.hpp). The options may be
+// replaced at any time; a call uses the options of the moment it starts.
 #include <rath/backend/backend.hpp>
 
 #include <cstddef>
@@ -42,12 +45,12 @@ public:
     HostBackend(std::string name, HostOptions options, rath::async::Runtime* runtime = nullptr);
     ~HostBackend() override;
 
-    std::size_t sandbox_count() const override;
-    boost::asio::awaitable<SandboxPtr> async_open(std::optional<SandboxSpec> spec) override;
-    boost::asio::awaitable<void> async_close(SandboxPtr sb) override;
-    boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) override;
+    [[nodiscard]] std::size_t sandbox_count() const override;
+    [[nodiscard]] boost::asio::awaitable<SandboxPtr> async_open(std::optional<SandboxSpec> spec) override;
+    [[nodiscard]] boost::asio::awaitable<void> async_close(SandboxPtr sb) override;
+    [[nodiscard]] boost::asio::awaitable<DispatchResult> async_dispatch(SandboxPtr sb, Payload p) override;
 
-    HostOptions options() const;
+    [[nodiscard]] HostOptions options() const;
     // Replaces the options for calls that start afterwards.
     void set_options(HostOptions options);
 
@@ -64,7 +67,7 @@ protected:
     // Hook for sandboxing wrappers (bwrap); the default runs the command as is.
     virtual void wrap_command(CommandPlan& plan) const;
     // Extra absolute prefixes that name the workspace root (bwrap: "/workspace").
-    virtual std::vector<std::string> workspace_aliases() const { return {}; }
+    [[nodiscard]] virtual std::vector<std::string> workspace_aliases() const { return {}; }
 
 private:
     boost::asio::awaitable<DispatchResult> run_command(SandboxPtr sb, CommandRun c);

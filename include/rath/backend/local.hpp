@@ -4,6 +4,7 @@
 // process group with a timeout, capped output and a credential-scrubbed environment.
 // Isolation level `process`: path confinement covers the filesystem payloads only; a
 // command can still touch anything the host user can. Use `bwrap` for isolation.
+// Thread safety, cancellation and errors: as Backend (backend.hpp).
 #include <rath/backend/host_backend.hpp>
 
 namespace rath::backend {
@@ -11,9 +12,9 @@ namespace rath::backend {
 class LocalBackend : public HostBackend {
 public:
     explicit LocalBackend(HostOptions options = {}, rath::async::Runtime* runtime = nullptr);
-    static bool is_available() { return true; }
-    static Capabilities static_capabilities();
-    Capabilities capabilities() const override { return static_capabilities(); }
+    [[nodiscard]] static bool is_available() { return true; }
+    [[nodiscard]] static Capabilities static_capabilities();
+    [[nodiscard]] Capabilities capabilities() const override { return static_capabilities(); }
 };
 
 }  // namespace rath::backend

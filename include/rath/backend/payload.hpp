@@ -55,6 +55,6 @@ struct CodeRun {
 using Payload = std::variant<CommandRun, FilesRead, FilesWrite, FilesList, FilesExists, CodeRun>;
 
 // The Python class name of a payload ("BackendToolCommandRun", ...), used in messages.
-std::string_view payload_type_name(const Payload& p) noexcept;
+[[nodiscard]] std::string_view payload_type_name(const Payload& p) noexcept;
 
 }  // namespace rath::backend

@@ -2,6 +2,13 @@
 // Sandbox identity registry and persistence (backend_tools.md §5): stable local
 // workspace directories and identity records of remote sandboxes under
 // <config root>/sandboxes/. Ids used as path components must be UUIDs.
+//
+// Thread safety: every function may be called from any thread; writes of one record
+// are serialized within the process, and a reader sees a whole record or none (atomic
+// rename). Errors: SandboxIdError for an id that is not a UUID, BackendError when a
+// directory or record cannot be written, SandboxRecordNotFound / ReattachUnsupported
+// from reattach_remote, config::ConfigPathError from resolving the default root; a
+// malformed record reads as absent (with a warning on "rath.backend").
 #include <rath/backend/backend.hpp>
 #include <rath/backend/spec.hpp>
 
@@ -40,26 +47,26 @@ public:
 
 // Canonical lowercase 8-4-4-4-12 form of any spelling Python's uuid.UUID accepts;
 // throws SandboxIdError otherwise.
-std::string canonical_sandbox_id(std::string_view id);
-std::string new_sandbox_id();  // random UUIDv4
+[[nodiscard]] std::string canonical_sandbox_id(std::string_view id);
+[[nodiscard]] std::string new_sandbox_id();  // random UUIDv4
 
 // Every function takes an optional root; unset means rath::config::resolve_config_dir().
 using Root = std::optional<std::filesystem::path>;
-std::filesystem::path sandboxes_root(const Root& root = {});
-std::filesystem::path local_root(const Root& root = {});
-std::filesystem::path remote_root(const Root& root = {});
+[[nodiscard]] std::filesystem::path sandboxes_root(const Root& root = {});
+[[nodiscard]] std::filesystem::path local_root(const Root& root = {});
+[[nodiscard]] std::filesystem::path remote_root(const Root& root = {});
 void ensure_dirs(const Root& root = {});
 
 // ---- local identities (§5.3) ----
-std::filesystem::path local_path(std::string_view id, const Root& root = {});  // computes only
+[[nodiscard]] std::filesystem::path local_path(std::string_view id, const Root& root = {});  // computes only
 std::filesystem::path ensure_local(std::string_view id, const Root& root = {});
-std::string alloc_local_id(const Root& root = {});
-std::vector<std::string> list_local(const Root& root = {});  // sorted; non-UUID names ignored
+[[nodiscard]] std::string alloc_local_id(const Root& root = {});
+[[nodiscard]] std::vector<std::string> list_local(const Root& root = {});  // sorted; non-UUID names ignored
 bool delete_local(std::string_view id, const Root& root = {});
 // Deletes directories whose own mtime is before now - older_than; returns their ids.
 std::vector<std::string> prune_local(std::chrono::seconds older_than, const Root& root = {});
 // The spec that reuses a persisted local workspace: {working_dir: local_path(id)}.
-SandboxSpec local_spec(std::string_view id, const Root& root = {});
+[[nodiscard]] SandboxSpec local_spec(std::string_view id, const Root& root = {});
 
 // ---- remote identities (§5.4) ----
 struct RemoteRecord {
@@ -73,26 +80,26 @@ struct RemoteRecord {
     bool operator==(const RemoteRecord&) const = default;
 };
 
-std::filesystem::path remote_record_path(std::string_view id, const Root& root = {});
+[[nodiscard]] std::filesystem::path remote_record_path(std::string_view id, const Root& root = {});
 // Writes the record atomically (temp file + fsync + rename, mode 0600) and returns the
 // registry UUID (not the remote id).
 std::string record_remote(std::string_view backend, std::string_view remote_id,
                           const std::optional<SandboxSpec>& spec = std::nullopt,
                           std::optional<std::string> sandbox_id = std::nullopt, const Root& root = {});
 void touch_remote(std::string_view id, const Root& root = {});
-std::optional<RemoteRecord> load_remote(std::string_view id, const Root& root = {});
-std::vector<RemoteRecord> list_remote(const Root& root = {});  // sorted by created_at
+[[nodiscard]] std::optional<RemoteRecord> load_remote(std::string_view id, const Root& root = {});
+[[nodiscard]] std::vector<RemoteRecord> list_remote(const Root& root = {});  // sorted by created_at
 bool delete_remote(std::string_view id, const Root& root = {});  // never touches the sandbox
 std::vector<std::string> prune_remote(std::chrono::seconds older_than, const Root& root = {});
 // Attaches through the backend named in the record and touches it.
-SandboxPtr reattach_remote(std::string_view id, const Root& root = {});
+[[nodiscard]] SandboxPtr reattach_remote(std::string_view id, const Root& root = {});
 
 // ---- spec JSON (§5.2, shared with the session header) ----
-boost::json::value spec_to_json(const std::optional<SandboxSpec>& spec);
-std::optional<SandboxSpec> spec_from_json(const boost::json::value& v);
+[[nodiscard]] boost::json::value spec_to_json(const std::optional<SandboxSpec>& spec);
+[[nodiscard]] std::optional<SandboxSpec> spec_from_json(const boost::json::value& v);
 
 // ISO-8601 helpers ("2025-01-02T03:04:05.123456+00:00"); parse treats a missing zone as UTC.
-std::string iso_utc(std::chrono::system_clock::time_point t);
-std::optional<std::chrono::system_clock::time_point> parse_iso(std::string_view s);
+[[nodiscard]] std::string iso_utc(std::chrono::system_clock::time_point t);
+[[nodiscard]] std::optional<std::chrono::system_clock::time_point> parse_iso(std::string_view s);
 
 }  // namespace rath::backend::persistence

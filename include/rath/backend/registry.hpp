@@ -1,6 +1,10 @@
 #pragma once
 // Process-wide backend registry by name (backend_tools.md §1.1). get(name) returns one
 // lazily created instance per name for the whole process (race-safe).
+//
+// Thread safety: every function may be called from any thread at once; a backend's
+// factory runs once, on the first get_backend of its name. Errors: BackendNotFound for
+// an unknown name, BackendError for a duplicate registration.
 #include <rath/backend/backend.hpp>
 
 #include <functional>
@@ -20,15 +24,15 @@ struct BackendClass {
 // Throws BackendError("backend '<name>' is already registered") on a duplicate.
 void register_backend(std::string name, BackendClass cls);
 // Registration order.
-std::vector<std::string> backend_names();
-bool is_backend_available(std::string_view name);
+[[nodiscard]] std::vector<std::string> backend_names();
+[[nodiscard]] bool is_backend_available(std::string_view name);
 // Throws BackendNotFound.
-Backend& get_backend(std::string_view name);
-const BackendClass& get_backend_class(std::string_view name);
+[[nodiscard]] Backend& get_backend(std::string_view name);
+[[nodiscard]] const BackendClass& get_backend_class(std::string_view name);
 // First registered and available name; BackendNotFound(joined names, available) otherwise.
-Backend& preferred_backend(const std::vector<std::string>& names);
+[[nodiscard]] Backend& preferred_backend(const std::vector<std::string>& names);
 void set_default_backend(std::string_view name);
-Backend& current_backend();
+[[nodiscard]] Backend& current_backend();
 
 // Registers the built-in backends once (idempotent); every registry entry point calls it.
 void register_builtin_backends();

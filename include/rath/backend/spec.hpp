@@ -20,7 +20,7 @@ struct SandboxSpec {
     bool operator==(const SandboxSpec&) const = default;
 
     // `Session::to(backend, "<path>")` shorthand.
-    static SandboxSpec from_working_dir(std::string dir) {
+    [[nodiscard]] static SandboxSpec from_working_dir(std::string dir) {
         SandboxSpec s;
         s.working_dir = std::move(dir);
         return s;
@@ -29,9 +29,9 @@ struct SandboxSpec {
     // The spec JSON shared with the session header (backend_tools.md §5.2): all five
     // keys ("image", "entrypoint", "env", "timeout_seconds", "working_dir"), unset
     // ones as null. from_json also accepts the key "timeout".
-    boost::json::object to_json() const;
+    [[nodiscard]] boost::json::object to_json() const;
     // Throws rath::backend::BackendError naming the offending key on a malformed object.
-    static SandboxSpec from_json(const boost::json::value& v);
+    [[nodiscard]] static SandboxSpec from_json(const boost::json::value& v);
 };
 
 }  // namespace rath::backend

@@ -2,6 +2,13 @@
 // CUDA-stream-like ordering over one sandbox (backend_tools.md §2.4). A Stream is a
 // FIFO of dispatches run by one worker coroutine; different streams on the same
 // sandbox run concurrently. Events order work across streams.
+//
+// Thread safety: every member function of Stream and Event may be called from any
+// thread at once. Cancellation: cancelling a coroutine in async_submit() (waiting for
+// room) or async_synchronize() ends that wait only; queued work runs on. Errors:
+// StreamError on a closed stream (or after its worker died); what a dispatch throws
+// goes to its Lazy; blocking calls throw rath::async::DeadlockError on a runtime io
+// thread where they would wait.
 #include <rath/async/lazy.hpp>
 #include <rath/backend/backend.hpp>
 
@@ -26,12 +33,12 @@ public:
 class Event {
 public:
     Event();
-    bool query() const noexcept;
+    [[nodiscard]] bool query() const noexcept;
     void wait() const;  // blocks (DeadlockError on a runtime thread)
     void synchronize() const { wait(); }
-    boost::asio::awaitable<void> async_wait() const;
+    [[nodiscard]] boost::asio::awaitable<void> async_wait() const;
     // Milliseconds from this event to `end`; StreamError unless both are signalled.
-    double elapsed_time(const Event& end) const;
+    [[nodiscard]] double elapsed_time(const Event& end) const;
     // Signals and stamps the event (what a stream's worker does on reaching it); a
     // second call does nothing.
     void signal();
@@ -50,12 +57,12 @@ public:
 
     // Queues a dispatch; the future holds the result or what dispatch threw.
     rath::async::Lazy<DispatchResult> submit(Payload p);
-    boost::asio::awaitable<rath::async::Lazy<DispatchResult>> async_submit(Payload p);
+    [[nodiscard]] boost::asio::awaitable<rath::async::Lazy<DispatchResult>> async_submit(Payload p);
     // Waits until everything queued before it has finished.
     void synchronize();
-    boost::asio::awaitable<void> async_synchronize();
+    [[nodiscard]] boost::asio::awaitable<void> async_synchronize();
     // True when the queue is empty and the worker idle.
-    bool query() const;
+    [[nodiscard]] bool query() const;
     Event record_event();
     // The worker waits for `e` (at most `timeout` seconds, then the future fails with
     // rath::async::TimeoutError "wait_event timed out after <t>s" and the worker
@@ -66,8 +73,8 @@ public:
     // Idempotent: rejects new work, lets queued work finish and joins the worker
     // (up to 120 s; on a runtime thread it does not wait).
     void close();
-    bool closed() const;
-    const SandboxPtr& sandbox() const noexcept { return sandbox_; }
+    [[nodiscard]] bool closed() const;
+    [[nodiscard]] const SandboxPtr& sandbox() const noexcept { return sandbox_; }
 
     struct State;
 

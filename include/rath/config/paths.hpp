@@ -22,12 +22,12 @@ public:
 // First hit wins: $OPENRATH_HOME (trimmed, ~ expanded, absolute, symlinks resolved;
 // an existing non-directory throws ConfigPathError "... exists but is not a directory"),
 // then ./.openrath if it is a directory, then $HOME/.openrath.
-std::filesystem::path resolve_config_dir();
+[[nodiscard]] std::filesystem::path resolve_config_dir();
 // resolve_config_dir() / "config.json".
-std::filesystem::path resolve_config_path();
+[[nodiscard]] std::filesystem::path resolve_config_path();
 // True when `dir` resolves to <cwd>/.openrath. Any filesystem error gives false.
-bool is_project_local(const std::filesystem::path& dir);
+[[nodiscard]] bool is_project_local(const std::filesystem::path& dir);
 // "~" and "~/..." expanded with $HOME; anything else unchanged.
-std::filesystem::path expand_user(const std::filesystem::path& p);
+[[nodiscard]] std::filesystem::path expand_user(const std::filesystem::path& p);
 
 }  // namespace rath::config

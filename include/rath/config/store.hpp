@@ -1,6 +1,14 @@
 #pragma once
 // ~/.openrath/config.json: schema-validated, round-trips unknown keys at every level,
 // saved atomically with mode 0600, and cached process-wide by (mtime, size).
+//
+// Thread safety: a ConfigStore may be read and changed from any thread at once (one
+// mutex per store); a change is seen by every holder of the same store but reaches the
+// file only through save(). The process-wide cache of load() is thread-safe. Every
+// call that touches the file blocks on I/O; nothing here is asynchronous. Errors:
+// ConfigError for unreadable or invalid content and failed writes, ConfigLookupError
+// for a named entry that does not exist, ConfigPathError from resolving the default
+// path.
 #include <rath/config/paths.hpp>
 #include <rath/error.hpp>
 
@@ -56,9 +64,9 @@ struct MemoryProviderEntry {
 };
 
 // The default document, serialised exactly as a fresh save writes it.
-std::string default_config_text();
+[[nodiscard]] std::string default_config_text();
 // 2-space indent, UTF-8 unescaped, trailing newline (the config file format).
-std::string dump_pretty(const boost::json::value& v);
+[[nodiscard]] std::string dump_pretty(const boost::json::value& v);
 
 class ConfigStore {
 public:
@@ -68,40 +76,43 @@ public:
     // Cached store of resolve_config_path() (or `path`): the same instance while the
     // file's (mtime, size) is unchanged. Shared and mutable: changes are visible to
     // every holder. A missing file is never cached.
-    static std::shared_ptr<ConfigStore> load();
-    static std::shared_ptr<ConfigStore> load(const std::filesystem::path& path);
+    [[nodiscard]] static std::shared_ptr<ConfigStore> load();
+    [[nodiscard]] static std::shared_ptr<ConfigStore> load(const std::filesystem::path& path);
     static void clear_cache();
 
-    const std::filesystem::path& path() const noexcept { return path_; }
-    std::filesystem::path dir() const { return path_.parent_path(); }
-    bool loaded_from_file() const noexcept { return from_file_; }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    [[nodiscard]] std::filesystem::path dir() const { return path_.parent_path(); }
+    [[nodiscard]] bool loaded_from_file() const noexcept { return from_file_; }
 
     // The validated document in declared key order (unknown keys kept after them).
-    boost::json::object document() const;
+    [[nodiscard]] boost::json::object document() const;
     // Replaces the document after validating it (throws ConfigError).
     void set_document(boost::json::object doc);
 
-    std::optional<std::string> default_llm_provider() const;
-    std::optional<std::string> embedding_provider() const;
-    std::optional<std::string> vlm_provider() const;
-    std::vector<std::string> llm_provider_names() const;  // file order
-    bool has_llm_provider(std::string_view name) const;
+    [[nodiscard]] std::optional<std::string> default_llm_provider() const;
+    [[nodiscard]] std::optional<std::string> embedding_provider() const;
+    [[nodiscard]] std::optional<std::string> vlm_provider() const;
+    [[nodiscard]] std::vector<std::string> llm_provider_names() const;  // file order
+    [[nodiscard]] bool has_llm_provider(std::string_view name) const;
     // name unset: llm.default_provider. Errors: "no LLM provider name given ..." and
     // "LLM provider '<n>' not found in <path>; available: [...]".
-    LlmProviderEntry get_llm_provider(std::optional<std::string_view> name = std::nullopt) const;
+    [[nodiscard]] LlmProviderEntry get_llm_provider(std::optional<std::string_view> name = std::nullopt) const;
     // The default provider if it has this kind, else the first entry of the kind.
-    std::optional<std::pair<std::string, LlmProviderEntry>> find_provider_by_kind(std::string_view kind) const;
+    [[nodiscard]] std::optional<std::pair<std::string, LlmProviderEntry>> find_provider_by_kind(
+        std::string_view kind) const;
     void set_llm_provider(const std::string& name, const LlmProviderEntry& entry);
     void set_default_llm_provider(std::optional<std::string> name);
     void set_embedding_provider(std::optional<std::string> name);
     void set_vlm_provider(std::optional<std::string> name);
 
-    MemoryProviderEntry get_memory_provider(std::optional<std::string_view> name = std::nullopt) const;
-    McpServerEntry get_mcp_server(std::string_view name) const;
-    std::vector<std::pair<std::string, McpServerEntry>> enabled_mcp_servers() const;
+    [[nodiscard]] MemoryProviderEntry get_memory_provider(std::optional<std::string_view> name = std::nullopt) const;
+    [[nodiscard]] McpServerEntry get_mcp_server(std::string_view name) const;
+    [[nodiscard]] std::vector<std::pair<std::string, McpServerEntry>> enabled_mcp_servers() const;
 
     // Creates the directory (+ deny-all .gitignore), amends a project .gitignore,
     // writes a 0600 temp file and renames it over config.json, then evicts the cache.
+    // Throws ConfigError when the file cannot be written, and
+    // std::filesystem::filesystem_error when the directory cannot be created.
     void save();
 
 private:

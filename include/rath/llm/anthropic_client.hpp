@@ -17,10 +17,10 @@ public:
     // when the key contains CR, LF or NUL.
     explicit AnthropicChatClient(Provider provider, ChatClientOptions options = {});
 
-    std::string_view kind() const noexcept override { return "anthropic"; }
+    [[nodiscard]] std::string_view kind() const noexcept override { return "anthropic"; }
 
-    const std::string& base_url() const noexcept;
-    std::string resolve_model(const ChatRequest& request) const;
+    [[nodiscard]] const std::string& base_url() const noexcept;
+    [[nodiscard]] std::string resolve_model(const ChatRequest& request) const;
 };
 
 }  // namespace rath::llm

@@ -8,10 +8,10 @@
 namespace rath::llm {
 
 // The environment variable trimmed; blank or absent gives nullopt.
-std::optional<std::string> env_value(const char* name);
+[[nodiscard]] std::optional<std::string> env_value(const char* name);
 
 // First candidate that is set and non-blank, trimmed; "" when none is. The candidates
 // are views: only the chosen one is copied.
-std::string resolve_credential(std::initializer_list<std::optional<std::string_view>> candidates);
+[[nodiscard]] std::string resolve_credential(std::initializer_list<std::optional<std::string_view>> candidates);
 
 }  // namespace rath::llm

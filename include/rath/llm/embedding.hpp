@@ -29,12 +29,12 @@ struct EmbeddingProvider {
     std::optional<int> retry_max_attempts{};
     std::optional<double> retry_base_seconds{};
 
-    std::string to_string() const { return model; }
+    [[nodiscard]] std::string to_string() const { return model; }
     // name -> that entry; else llm.embedding_provider; else the default provider's
     // key/URL with the default embedding model. Set fields of `overrides` win.
-    static EmbeddingProvider from_config(std::optional<std::string_view> name = std::nullopt,
-                                         std::shared_ptr<config::ConfigStore> store = nullptr,
-                                         std::optional<EmbeddingProvider> overrides = std::nullopt);
+    [[nodiscard]] static EmbeddingProvider from_config(std::optional<std::string_view> name = std::nullopt,
+                                                       std::shared_ptr<config::ConfigStore> store = nullptr,
+                                                       std::optional<EmbeddingProvider> overrides = std::nullopt);
 };
 
 // Thread safety: immutable after construction; calls may run concurrently. The client
@@ -46,11 +46,11 @@ public:
     explicit EmbeddingClient(EmbeddingProvider provider, ChatClientOptions options = {});
     ~EmbeddingClient();
 
-    const EmbeddingProvider& provider() const noexcept;
+    [[nodiscard]] const EmbeddingProvider& provider() const noexcept;
     // Empty input: empty result and no request. Vectors in `data` order.
     [[nodiscard]] boost::asio::awaitable<std::vector<std::vector<double>>> async_embed(std::vector<std::string> texts);
-    std::vector<std::vector<double>> embed(std::vector<std::string> texts);
-    std::vector<double> embed_one(std::string text);
+    [[nodiscard]] std::vector<std::vector<double>> embed(std::vector<std::string> texts);
+    [[nodiscard]] std::vector<double> embed_one(std::string text);
 
 private:
     std::unique_ptr<const detail::SideClient<EmbeddingProvider>> impl_;

@@ -34,21 +34,23 @@ public:
     explicit ProviderError(ProviderErrorInfo info);
     ProviderError(ProviderErrorInfo info, std::string what);
 
-    const ProviderErrorInfo& info() const noexcept { return info_; }
-    int status() const noexcept { return info_.status; }
-    const std::string& type() const noexcept { return info_.type; }
-    const std::string& provider_message() const noexcept { return info_.message; }
-    const std::string& request_id() const noexcept { return info_.request_id; }
-    const std::string& provider() const noexcept { return info_.provider; }
-    std::optional<std::chrono::duration<double>> retry_after() const noexcept { return info_.retry_after; }
+    [[nodiscard]] const ProviderErrorInfo& info() const noexcept { return info_; }
+    [[nodiscard]] int status() const noexcept { return info_.status; }
+    [[nodiscard]] const std::string& type() const noexcept { return info_.type; }
+    [[nodiscard]] const std::string& provider_message() const noexcept { return info_.message; }
+    [[nodiscard]] const std::string& request_id() const noexcept { return info_.request_id; }
+    [[nodiscard]] const std::string& provider() const noexcept { return info_.provider; }
+    [[nodiscard]] std::optional<std::chrono::duration<double>> retry_after() const noexcept {
+        return info_.retry_after;
+    }
 
     // Whether the retry layer may try again (429, 5xx, 408, connection, timeout),
     // overridden by an explicit x-should-retry header.
-    bool retryable() const noexcept;
+    [[nodiscard]] bool retryable() const noexcept;
 
     // What arrived before a stream failed (content, reasoning, usage, tool calls), with
     // finish reason `error`. Null when the failure happened before any delta.
-    std::shared_ptr<const llm::ChatResponse> partial() const noexcept { return partial_; }
+    [[nodiscard]] std::shared_ptr<const llm::ChatResponse> partial() const noexcept { return partial_; }
     void set_partial(std::shared_ptr<const llm::ChatResponse> p) { partial_ = std::move(p); }
 
 private:

@@ -26,10 +26,12 @@ struct Message {
     // Assistant turns: OpenAI wire form {"id","type":"function","function":{"name","arguments"}}.
     std::optional<std::vector<boost::json::object>> tool_calls{};
 
-    static Message system(std::string text) { return {.role = role::system, .content = std::move(text)}; }
-    static Message user(std::string text) { return {.role = role::user, .content = std::move(text)}; }
-    static Message assistant(std::string text) { return {.role = role::assistant, .content = std::move(text)}; }
-    static Message tool_result(std::string call_id, std::string text) {
+    [[nodiscard]] static Message system(std::string text) { return {.role = role::system, .content = std::move(text)}; }
+    [[nodiscard]] static Message user(std::string text) { return {.role = role::user, .content = std::move(text)}; }
+    [[nodiscard]] static Message assistant(std::string text) {
+        return {.role = role::assistant, .content = std::move(text)};
+    }
+    [[nodiscard]] static Message tool_result(std::string call_id, std::string text) {
         return {.role = role::tool, .content = std::move(text), .tool_call_id = std::move(call_id)};
     }
 };

@@ -15,16 +15,16 @@ public:
     // when the key or OPENAI_ORG_ID / OPENAI_PROJECT_ID contain CR, LF or NUL.
     explicit OpenAIChatClient(Provider provider, ChatClientOptions options = {});
 
-    std::string_view kind() const noexcept override { return "openai"; }
+    [[nodiscard]] std::string_view kind() const noexcept override { return "openai"; }
 
-    const std::string& base_url() const noexcept;
-    bool is_azure() const noexcept;
-    bool is_legacy_azure() const noexcept;
-    const std::string& api_version() const noexcept;
+    [[nodiscard]] const std::string& base_url() const noexcept;
+    [[nodiscard]] bool is_azure() const noexcept;
+    [[nodiscard]] bool is_legacy_azure() const noexcept;
+    [[nodiscard]] const std::string& api_version() const noexcept;
     // The request.model -> Provider.model -> OPENAI_DEFAULT_MODEL -> config chain.
-    std::string resolve_model(const ChatRequest& request) const;
+    [[nodiscard]] std::string resolve_model(const ChatRequest& request) const;
     // The URL a chat request for `model` goes to.
-    std::string chat_url(const std::string& model) const;
+    [[nodiscard]] std::string chat_url(const std::string& model) const;
 };
 
 }  // namespace rath::llm

@@ -34,13 +34,15 @@ struct Provider {
     std::optional<double> retry_base_seconds{};  // unset: 0.5
     std::optional<std::int64_t> budget_total_tokens{};
     // Called once when a session's cumulative total first exceeds the budget; may
-    // throw (e.g. BudgetExceededError) to abort the loop.
+    // throw (e.g. BudgetExceededError) to abort the loop. It runs on the runtime thread
+    // of the loop that tripped it, possibly for several sessions at once, so it must be
+    // thread-safe and should not block.
     std::function<void(std::string_view session_id, const TokenUsage& cumulative)> on_budget_exceeded{};
 
     // Kind with the default applied.
-    std::string kind() const { return provider_kind.value_or("openai"); }
+    [[nodiscard]] std::string kind() const { return provider_kind.value_or("openai"); }
     // The only text form: the model name or "(no model)" (never the key).
-    std::string to_string() const;
+    [[nodiscard]] std::string to_string() const;
 
     // Fills the request's unset sampling fields (and extra_create_args keys) from
     // this provider's.
@@ -48,18 +50,18 @@ struct Provider {
 
     // Entry `name` (or llm.default_provider) of the store (default: the cached
     // config), then every set field of `overrides` wins.
-    static Provider from_config(std::optional<std::string_view> name = std::nullopt,
-                                std::shared_ptr<config::ConfigStore> store = nullptr);
-    static Provider from_config(std::optional<std::string_view> name, std::shared_ptr<config::ConfigStore> store,
-                                const Provider& overrides);
+    [[nodiscard]] static Provider from_config(std::optional<std::string_view> name = std::nullopt,
+                                              std::shared_ptr<config::ConfigStore> store = nullptr);
+    [[nodiscard]] static Provider from_config(std::optional<std::string_view> name,
+                                              std::shared_ptr<config::ConfigStore> store, const Provider& overrides);
 };
 
 // Every set field of `overrides` replaces the field of `base`.
-Provider merge_providers(Provider base, const Provider& overrides);
+[[nodiscard]] Provider merge_providers(Provider base, const Provider& overrides);
 
 // True when every field of `a` equals that of `b` and neither has an
 // on_budget_exceeded callback: callbacks cannot be compared, so a provider with one
 // is never "the same" as another. What a cache keyed by provider settings needs.
-bool same_settings(const Provider& a, const Provider& b);
+[[nodiscard]] bool same_settings(const Provider& a, const Provider& b);
 
 }  // namespace rath::llm

@@ -1,8 +1,8 @@
 #pragma once
 // RawJson: a vendor payload kept as its text and decoded into Boost.JSON only when
 // someone reads it. Responses carry their full payload for callers who need a field
-// rath does not map; decoding every response eagerly cost more than the rest of the
-// response parsing together.
+// rath does not map; decoding every response eagerly would cost more than the rest of
+// the response parsing together.
 #include <boost/json/value.hpp>
 
 #include <memory>
@@ -16,14 +16,14 @@ public:
     explicit RawJson(std::string text);
     explicit RawJson(boost::json::value value);  // already decoded (built by hand, streams)
 
-    bool has_value() const noexcept { return static_cast<bool>(state_); }
+    [[nodiscard]] bool has_value() const noexcept { return static_cast<bool>(state_); }
     explicit operator bool() const noexcept { return has_value(); }
 
     // The payload text as received ("" when built from a value: then serialized).
-    const std::string& text() const;
+    [[nodiscard]] const std::string& text() const;
     // Decoded on first use (thread-safe); throws std::logic_error when empty and
     // boost::system::system_error when the text is not JSON.
-    const boost::json::value& value() const;
+    [[nodiscard]] const boost::json::value& value() const;
     const boost::json::value& operator*() const { return value(); }
     const boost::json::value* operator->() const { return &value(); }
 

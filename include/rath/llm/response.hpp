@@ -18,12 +18,12 @@ namespace rath::llm {
 // error event (the partial response attached to the thrown ProviderError).
 enum class FinishReason { stop, length, tool_calls, content_filter, function_call, error };
 
-std::string_view to_string(FinishReason r) noexcept;
+[[nodiscard]] std::string_view to_string(FinishReason r) noexcept;
 // Maps a wire value; unknown strings give nullopt (callers pick their default).
-std::optional<FinishReason> finish_reason_from_string(std::string_view s) noexcept;
+[[nodiscard]] std::optional<FinishReason> finish_reason_from_string(std::string_view s) noexcept;
 // The reasons that end a turn with an answer (stop, length, content_filter): the agent
 // loop finishes on them, and one-shot calls (select, compress) require one.
-constexpr bool is_final_answer(FinishReason r) noexcept {
+[[nodiscard]] constexpr bool is_final_answer(FinishReason r) noexcept {
     return r == FinishReason::stop || r == FinishReason::length || r == FinishReason::content_filter;
 }
 
@@ -46,7 +46,7 @@ struct ParsedArguments {
 };
 
 // "" -> (unset, false); invalid JSON or a non-object value -> (unset, true).
-ParsedArguments parse_tool_arguments(std::string_view s);
+[[nodiscard]] ParsedArguments parse_tool_arguments(std::string_view s);
 
 struct AssistantMessage {
     std::optional<std::string> content{};
@@ -77,7 +77,7 @@ struct ChatResponse {
     static constexpr std::string_view object_type = "chat.completion";
 
     // choices[0]; throws rath::llm::IndexError ("ChatResponse has no choices") when empty.
-    const ChatChoice& primary_choice() const;
+    [[nodiscard]] const ChatChoice& primary_choice() const;
 };
 
 }  // namespace rath::llm

@@ -6,6 +6,7 @@
 // unless it carries a different non-empty id, which opens the next bucket. A non-empty
 // id replaces the bucket's id, name/argument fragments append. The last finish reason
 // and the last usage win. Without a finish reason: tool_calls if any call, else stop.
+// Not synchronized: one owner feeds it. Throws nothing but std::bad_alloc.
 #include <rath/llm/response.hpp>
 #include <rath/llm/stream_delta.hpp>
 
@@ -24,8 +25,8 @@ public:
     // The stream ended with an error: the finish reason becomes `error`.
     void fail() noexcept { failed_ = true; }
 
-    std::size_t delta_count() const noexcept { return count_; }
-    ChatResponse result() const;
+    [[nodiscard]] std::size_t delta_count() const noexcept { return count_; }
+    [[nodiscard]] ChatResponse result() const;
 
 private:
     struct Bucket {

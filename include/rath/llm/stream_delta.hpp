@@ -18,7 +18,7 @@ struct StreamDelta {
     std::optional<FinishReason> finish_reason{};
     std::optional<TokenUsage> usage{};
 
-    bool is_tool_fragment() const noexcept {
+    [[nodiscard]] bool is_tool_fragment() const noexcept {
         return tool_call_index || tool_call_id || tool_call_name_delta || tool_call_args_delta;
     }
 };

@@ -19,6 +19,7 @@ struct TokenUsage {
 
 // Field-wise sum of the three counts; detail objects are dropped on a sum.
 // Unset only when both inputs are unset.
-std::optional<TokenUsage> add_usage(const std::optional<TokenUsage>& a, const std::optional<TokenUsage>& b);
+[[nodiscard]] std::optional<TokenUsage> add_usage(const std::optional<TokenUsage>& a,
+                                                  const std::optional<TokenUsage>& b);
 
 }  // namespace rath::llm

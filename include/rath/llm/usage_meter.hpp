@@ -25,8 +25,8 @@ public:
     // usage is counted first). Returns true when it tripped.
     bool add(const std::optional<TokenUsage>& response_usage);
 
-    const std::optional<TokenUsage>& cumulative() const noexcept { return cumulative_; }
-    std::int64_t total_tokens() const noexcept { return cumulative_ ? cumulative_->total_tokens : 0; }
+    [[nodiscard]] const std::optional<TokenUsage>& cumulative() const noexcept { return cumulative_; }
+    [[nodiscard]] std::int64_t total_tokens() const noexcept { return cumulative_ ? cumulative_->total_tokens : 0; }
 
 private:
     std::optional<TokenUsage> cumulative_{};

@@ -28,14 +28,14 @@ struct VLMProvider {
     std::optional<int> retry_max_attempts{};
     std::optional<double> retry_base_seconds{};
 
-    std::string to_string() const { return model; }
+    [[nodiscard]] std::string to_string() const { return model; }
     // name or llm.vlm_provider (no default-provider fallback).
-    static VLMProvider from_config(std::optional<std::string_view> name = std::nullopt,
-                                   std::shared_ptr<config::ConfigStore> store = nullptr);
+    [[nodiscard]] static VLMProvider from_config(std::optional<std::string_view> name = std::nullopt,
+                                                 std::shared_ptr<config::ConfigStore> store = nullptr);
 };
 
 // MIME type from a file extension (fixed table), application/octet-stream otherwise.
-std::string guess_image_mime(const std::filesystem::path& path);
+[[nodiscard]] std::string guess_image_mime(const std::filesystem::path& path);
 
 // Thread safety: immutable after construction; calls may run concurrently. The client
 // must outlive its calls' awaitables. Errors: the ProviderError family; cancellation as
@@ -45,13 +45,13 @@ public:
     // Throws ProviderConfigError "No API key for VLMProvider ..." without a key.
     explicit VLMClient(VLMProvider provider, ChatClientOptions options = {});
     ~VLMClient();
-    const VLMProvider& provider() const noexcept;
+    [[nodiscard]] const VLMProvider& provider() const noexcept;
 
     // choices[0].message.content, "" when absent or null.
     [[nodiscard]] boost::asio::awaitable<std::string> async_describe(std::string image_bytes, std::string prompt,
                                                                      std::string mime = "image/png");
-    std::string describe(std::string image_bytes, std::string prompt, std::string mime = "image/png");
-    std::string describe_path(const std::filesystem::path& path, std::string prompt);
+    [[nodiscard]] std::string describe(std::string image_bytes, std::string prompt, std::string mime = "image/png");
+    [[nodiscard]] std::string describe_path(const std::filesystem::path& path, std::string prompt);
 
 private:
     std::unique_ptr<const detail::SideClient<VLMProvider>> impl_;

@@ -1,8 +1,12 @@
 #pragma once
 // ChunkTable (session.md §1.3): an immutable, structurally shared sequence of rows.
 // Copying a table is O(1) (it is a handle to an immutable tree); append/extend return
-// a new table that shares every full 32-row block of the old one, so the prefix is
+// a new table that shares every full 32-row block of the one it extends, so the prefix is
 // never copied (a persistent 32-way trie with a tail block, as in Clojure's vector).
+//
+// Thread safety: a table never changes; copy it and read it from any thread at once.
+// Errors: at() and back() throw SessionError out of range; nothing else throws but
+// std::bad_alloc.
 #include <rath/session/chunk.hpp>
 
 #include <cstddef>
@@ -52,28 +56,28 @@ public:
     ChunkTable(std::initializer_list<ChunkRowPtr> rows);
     explicit ChunkTable(std::span<const ChunkRowPtr> rows);
 
-    std::size_t size() const noexcept;
-    bool empty() const noexcept { return size() == 0; }
+    [[nodiscard]] std::size_t size() const noexcept;
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
     // O(log32 n). Unchecked.
-    const ChunkRowPtr& operator[](std::size_t i) const noexcept;
+    [[nodiscard]] const ChunkRowPtr& operator[](std::size_t i) const noexcept;
     // Throws SessionError naming the index and the size when out of range.
-    const ChunkRowPtr& at(std::size_t i) const;
-    const ChunkRowPtr& back() const { return at(size() - 1); }
+    [[nodiscard]] const ChunkRowPtr& at(std::size_t i) const;
+    [[nodiscard]] const ChunkRowPtr& back() const { return at(size() - 1); }
 
-    const_iterator begin() const noexcept { return {impl_.get(), 0}; }
-    const_iterator end() const noexcept { return {impl_.get(), size()}; }
+    [[nodiscard]] const_iterator begin() const noexcept { return {impl_.get(), 0}; }
+    [[nodiscard]] const_iterator end() const noexcept { return {impl_.get(), size()}; }
 
     // New tables; `*this` is unchanged and shares its blocks with the result.
-    ChunkTable append(ChunkRowPtr row) const;
-    ChunkTable extend(std::span<const ChunkRowPtr> rows) const;
-    ChunkTable extend(const ChunkTable& rows) const;
+    [[nodiscard]] ChunkTable append(ChunkRowPtr row) const;
+    [[nodiscard]] ChunkTable extend(std::span<const ChunkRowPtr> rows) const;
+    [[nodiscard]] ChunkTable extend(const ChunkTable& rows) const;
 
-    std::vector<ChunkRowPtr> to_vector() const;
+    [[nodiscard]] std::vector<ChunkRowPtr> to_vector() const;
 
     // Value equality (row by row, deep).
     bool operator==(const ChunkTable& o) const;
     // Identity: both handles refer to the same table object.
-    bool same_as(const ChunkTable& o) const noexcept { return impl_ == o.impl_; }
+    [[nodiscard]] bool same_as(const ChunkTable& o) const noexcept { return impl_ == o.impl_; }
 
 private:
     explicit ChunkTable(std::shared_ptr<const detail::ChunkTableImpl> impl) : impl_(std::move(impl)) {}

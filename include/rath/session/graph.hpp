@@ -3,6 +3,10 @@
 // ordered parent ids; a graph is any ordered collection of sessions (usually
 // session_registry().sessions()). Traversal orders are exactly the spec's; export is
 // the spec's JSONL plus Graphviz DOT.
+//
+// Thread safety: free functions over handles; call them from any thread. The JSONL
+// exports read each session's transcript and so wait for pending sessions (throwing
+// async::DeadlockError on a runtime io thread); the traversals and DOT never wait.
 #include <rath/session.hpp>
 #include <rath/session/lineage_recorder.hpp>
 
@@ -21,15 +25,15 @@ using SessionGraph = std::vector<Session>;
 
 // Ancestors nearest-first (breadth-first over ordered parents), start excluded.
 // Throws LineageConsistencyError for an unknown start or a missing parent.
-std::vector<std::string> ancestors_bfs(const SessionGraph& graph, std::string_view start);
+[[nodiscard]] std::vector<std::string> ancestors_bfs(const SessionGraph& graph, std::string_view start);
 // Descendants in the spec's pre-order (root's children last-first, deeper levels
 // first-first), de-duplicated. Validate first: there is no cycle guard.
-std::vector<std::string> descendants_dfs_preorder(const SessionGraph& graph, std::string_view root);
+[[nodiscard]] std::vector<std::string> descendants_dfs_preorder(const SessionGraph& graph, std::string_view root);
 // Throws LineageConsistencyError for a missing parent ("<sid> references missing parent
 // <p>") or a cycle ("cycle involving session <id>"). Iterative.
 void validate_acyclic(const SessionGraph& graph);
 // (parent, child) for every child in graph order and every parent in its order.
-std::vector<std::pair<std::string, std::string>> edge_pairs(const SessionGraph& graph);
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> edge_pairs(const SessionGraph& graph);
 
 // A frozen copy of the lineage fields of one session.
 struct LineageView {
@@ -39,13 +43,13 @@ struct LineageView {
     std::string lineage_kind{};  // the wire value
     LineageExtras lineage_extras{};
 };
-LineageView lineage_view(const Session& s);
+[[nodiscard]] LineageView lineage_view(const Session& s);
 
 // {"id", "parent_session_ids", "lineage_operator", "lineage_kind", "lineage_extras",
 //  "chunk_count", "cumulative_usage"} — chunk_count waits for a pending session.
-boost::json::object session_to_jsonl_row(const Session& s);
+[[nodiscard]] boost::json::object session_to_jsonl_row(const Session& s);
 // One Python-json line per session, each ending in "\n"; "" for no sessions.
-std::string export_jsonl_string(const SessionGraph& sessions);
+[[nodiscard]] std::string export_jsonl_string(const SessionGraph& sessions);
 // Creates parent directories. Throws PersistenceError when the file cannot be written.
 void export_jsonl(const SessionGraph& sessions, const std::filesystem::path& path);
 // The journal's ids resolved through session_registry(), in order. Unknown ids are
@@ -59,7 +63,7 @@ struct DotOptions {
 };
 // A Graphviz digraph: one node per session (operator, kind, short id), one edge per
 // parent link; parents outside the graph are drawn dashed.
-std::string export_dot_string(const SessionGraph& sessions, const DotOptions& options = {});
+[[nodiscard]] std::string export_dot_string(const SessionGraph& sessions, const DotOptions& options = {});
 void export_dot(const SessionGraph& sessions, const std::filesystem::path& path, const DotOptions& options = {});
 
 }  // namespace rath::lineage

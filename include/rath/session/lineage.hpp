@@ -25,8 +25,8 @@ enum class LineageKind {
 };
 
 // The wire value ("unknown", "leaf_user", ..., "op_session_compress").
-std::string_view to_string(LineageKind kind) noexcept;
-std::optional<LineageKind> lineage_kind_from_string(std::string_view s) noexcept;
+[[nodiscard]] std::string_view to_string(LineageKind kind) noexcept;
+[[nodiscard]] std::optional<LineageKind> lineage_kind_from_string(std::string_view s) noexcept;
 
 using LineageExtra = std::pair<std::string, boost::json::value>;
 using LineageExtras = std::vector<LineageExtra>;

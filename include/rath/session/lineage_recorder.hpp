@@ -18,7 +18,7 @@
 namespace rath::lineage {
 
 // Current graph mode on this thread (default: on).
-bool graph_mode() noexcept;
+[[nodiscard]] bool graph_mode() noexcept;
 
 // Scoped change of the graph mode, restored on destruction.
 class GraphModeOverride {
@@ -39,10 +39,10 @@ class Journal {
 public:
     void record(std::string id);
     void record(const Session& s);
-    std::vector<std::string> visit_order() const;
-    std::size_t size() const;
+    [[nodiscard]] std::vector<std::string> visit_order() const;
+    [[nodiscard]] std::size_t size() const;
     // A session recorded by this journal, by id.
-    std::optional<Session> find(std::string_view id) const;
+    [[nodiscard]] std::optional<Session> find(std::string_view id) const;
 
 private:
     mutable std::mutex mu_;
@@ -59,7 +59,7 @@ public:
     ~JournalTracking();
     JournalTracking(const JournalTracking&) = delete;
     JournalTracking& operator=(const JournalTracking&) = delete;
-    const JournalPtr& journal() const noexcept { return journal_; }
+    [[nodiscard]] const JournalPtr& journal() const noexcept { return journal_; }
 
 private:
     JournalPtr journal_;
@@ -67,14 +67,14 @@ private:
 };
 
 // The journal attached on this thread, or null.
-JournalPtr current_journal() noexcept;
+[[nodiscard]] JournalPtr current_journal() noexcept;
 
 // Graph mode and journal of a thread, to carry across threads.
 struct LineageContext {
     bool graph_mode = true;
     JournalPtr journal{};
 };
-LineageContext capture_lineage_context();
+[[nodiscard]] LineageContext capture_lineage_context();
 
 class LineageContextScope {
 public:

@@ -10,7 +10,7 @@ namespace rath {
 
 // Throws SessionError naming the row when a SYSTEM/USER/TOOL_RESULT row lacks
 // "content" (or "tool_call_id").
-llm::Message chunk_row_to_message(const ChunkRow& row, std::size_t index = 0);
-std::vector<llm::Message> chunk_table_to_messages(const ChunkTable& table);
+[[nodiscard]] llm::Message chunk_row_to_message(const ChunkRow& row, std::size_t index = 0);
+[[nodiscard]] std::vector<llm::Message> chunk_table_to_messages(const ChunkTable& table);
 
 }  // namespace rath

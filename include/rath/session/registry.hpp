@@ -9,6 +9,10 @@
 // leaves the registry when it is destroyed. An entry holds no copy of the id: it is
 // found by the id's hash and compared against the session's own id string, and the
 // session removes it before it goes.
+//
+// Thread safety: every member function may be called from any thread at once (one
+// mutex; sessions register and leave from whatever thread creates or drops them).
+// Errors: none but std::bad_alloc.
 #include <rath/session.hpp>
 
 #include <atomic>
@@ -27,13 +31,13 @@ class SessionRegistry {
 public:
     void register_session(const Session& s);
     // The session if it is registered and still alive.
-    std::optional<Session> get(std::string_view id) const;
+    [[nodiscard]] std::optional<Session> get(std::string_view id) const;
     void set_active(const std::optional<Session>& s);
-    std::optional<std::string> active_id() const;
+    [[nodiscard]] std::optional<std::string> active_id() const;
     // Live registered sessions in registration order (a lineage graph).
-    std::vector<Session> sessions() const;
+    [[nodiscard]] std::vector<Session> sessions() const;
     // Number of live registered sessions.
-    std::size_t size() const;
+    [[nodiscard]] std::size_t size() const;
     void clear();
 
 private:
@@ -45,8 +49,8 @@ private:
     void forget(const detail::SessionState* state, std::string_view id) noexcept;
 
     // One slot of an open-addressing table (linear probing): with every waiting session
-    // of a large fan-out registered, a node-based map cost an allocation per entry and
-    // several cache misses per insert and erase; a slot costs neither, and erasing by
+    // of a large fan-out registered, a node-based map would cost an allocation per entry
+    // and several cache misses per insert and erase; a slot costs neither, and erasing by
     // state compares pointers, not ids.
     struct Slot {
         std::size_t hash = 0;  // of the state's id
@@ -80,6 +84,6 @@ private:
 
 // The process-wide registry (never destroyed, so that sessions outliving static
 // destruction can still leave it).
-SessionRegistry& session_registry();
+[[nodiscard]] SessionRegistry& session_registry();
 
 }  // namespace rath

@@ -13,10 +13,11 @@ using TokenUsage = llm::TokenUsage;
 
 // unset+unset -> unset; unset+b -> b; a+unset -> a; otherwise the three counters
 // summed and the detail objects dropped.
-std::optional<TokenUsage> sum_token_usage(const std::optional<TokenUsage>& a, const std::optional<TokenUsage>& b);
+[[nodiscard]] std::optional<TokenUsage> sum_token_usage(const std::optional<TokenUsage>& a,
+                                                        const std::optional<TokenUsage>& b);
 
 // null or {"prompt_tokens", "completion_tokens", "total_tokens"} (the persisted and
 // exported form; detail objects are not written).
-boost::json::value token_usage_to_json(const std::optional<TokenUsage>& u);
+[[nodiscard]] boost::json::value token_usage_to_json(const std::optional<TokenUsage>& u);
 
 }  // namespace rath

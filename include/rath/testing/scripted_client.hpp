@@ -3,6 +3,10 @@
 // For unit tests of anything built on ChatClient: create one, queue replies, and pass
 // it where a client is taken (LoopOptions::client, flow::AgentOptions::client, ...).
 // Part of rath::testing, not of the library proper.
+//
+// Thread safety: scripting (push, rule, reset) and calls may run from any thread at
+// once. A call completes without suspending, so there is nothing to cancel. Errors: a
+// reply's `error`; ProviderConfigError when no queued reply or rule matches.
 #include <rath/llm/chat_client.hpp>
 
 #include <cstddef>
@@ -41,12 +45,12 @@ public:
     ScriptedChatClient& rule(ScriptedReply reply);
     void reset();
 
-    std::vector<llm::ChatRequest> requests() const;  // every request received, in order
-    std::size_t pending() const;                      // queue entries not used yet
+    [[nodiscard]] std::vector<llm::ChatRequest> requests() const;  // every request received, in order
+    [[nodiscard]] std::size_t pending() const;                      // queue entries not used yet
 
-    const llm::Provider& provider() const noexcept override { return provider_; }
-    std::string_view kind() const noexcept override { return "scripted"; }
-    bool supports_streaming() const noexcept override { return true; }
+    [[nodiscard]] const llm::Provider& provider() const noexcept override { return provider_; }
+    [[nodiscard]] std::string_view kind() const noexcept override { return "scripted"; }
+    [[nodiscard]] bool supports_streaming() const noexcept override { return true; }
 
 private:
     boost::asio::awaitable<void> do_complete(const llm::ChatRequest& request, llm::ChatResponse& out,

@@ -2,6 +2,15 @@
 // FlowToolCall (backend_tools.md §6.1): the object a model calls by name, as distinct
 // from a backend payload. It carries a JSON-Schema object for its parameters and
 // runs with the session it was called for.
+//
+// Thread safety: one tool object serves every session that lists it, and its queries
+// (parallel_safe, resource_key, lane_group, ...) may be called from any thread at once.
+// The dispatcher runs a tool's calls one at a time unless it is parallel_safe() (calls
+// of different sessions or keys run at once) or sandbox_scoped() (calls on different
+// sandboxes run at once), so async_call must then allow concurrent calls.
+// Cancellation: async_call is cancelled through the awaiting coroutine's slot; a body
+// should let the cancellation error escape (the dispatcher rethrows it rather than
+// reporting a failure). Errors: throwing is how a body fails (see async_call).
 #include <rath/backend/result.hpp>
 #include <rath/tool/error.hpp>
 
@@ -36,28 +45,30 @@ public:
     FlowToolCall(const FlowToolCall&) = delete;
     FlowToolCall& operator=(const FlowToolCall&) = delete;
 
-    const std::string& name() const noexcept { return name_; }
-    const std::optional<std::string>& description() const noexcept { return description_; }
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] const std::optional<std::string>& description() const noexcept { return description_; }
     // The OpenAI function `parameters` (a JSON-Schema object).
-    const boost::json::object& parameters() const noexcept { return parameters_; }
+    [[nodiscard]] const boost::json::object& parameters() const noexcept { return parameters_; }
 
     // Parallel-safe tools lane per key; others run one at a time per instance.
-    virtual bool parallel_safe() const { return false; }
+    [[nodiscard]] virtual bool parallel_safe() const { return false; }
     // Sandbox-scoped tools lane per sandbox (built-ins); others across every caller.
-    virtual bool sandbox_scoped() const { return false; }
+    [[nodiscard]] virtual bool sandbox_scoped() const { return false; }
     // Default: ("safe", name) when parallel_safe, else ("global").
-    virtual ResourceKey resource_key(const boost::json::object& arguments) const;
+    [[nodiscard]] virtual ResourceKey resource_key(const boost::json::object& arguments) const;
     // Tools that share this name share lanes (the four filesystem built-ins share
     // "builtin:fs" so a write then a read of one path stay in order). Default: this
     // instance.
-    virtual std::string lane_group() const;
+    [[nodiscard]] virtual std::string lane_group() const;
 
     // The body. `session` is the dispatch view of the session the call is for (reading
     // its transcript never waits). Throwing is how a tool fails: the dispatcher turns
     // the exception into a tool_execution_exception result.
-    virtual boost::asio::awaitable<ToolReturn> async_call(Session session, boost::json::object arguments) = 0;
-    // Sync facade (blocks; DeadlockError on a runtime thread).
-    ToolReturn call(const Session& session, boost::json::object arguments);
+    [[nodiscard]] virtual boost::asio::awaitable<ToolReturn> async_call(Session session,
+                                                                        boost::json::object arguments) = 0;
+    // Runs the body directly on the default runtime (no policy, no lane: that is
+    // dispatch_flow_tool) and blocks; DeadlockError on a runtime thread.
+    [[nodiscard]] ToolReturn call(const Session& session, boost::json::object arguments);
 
 private:
     std::string name_;

@@ -27,16 +27,17 @@ struct ToolPolicy {
     std::optional<long long> max_calls{};                // per session
 };
 
-// Immutable policy plus this session's call counter.
+// Immutable policy plus this session's call counter. Thread-safe: check() may be
+// called from any thread at once (concurrent calls of one session share the budget).
 class ToolPolicyEnforcer {
 public:
     // Throws ToolArgumentError: "max_calls must be non-negative when set",
     // "pass command_allow or command_deny, not both".
     explicit ToolPolicyEnforcer(ToolPolicy policy);
-    const ToolPolicy& policy() const noexcept { return policy_; }
+    [[nodiscard]] const ToolPolicy& policy() const noexcept { return policy_; }
     // The denial reason, or nullopt (and one call of the budget used).
-    std::optional<std::string> check(const std::string& tool_name, const boost::json::object& args);
-    long long calls() const;
+    [[nodiscard]] std::optional<std::string> check(const std::string& tool_name, const boost::json::object& args);
+    [[nodiscard]] long long calls() const;
 
 private:
     ToolPolicy policy_;
@@ -47,6 +48,6 @@ private:
 // Attaches `policy` to the session (by session id; forks get their own id and no
 // policy). Pass nullopt to remove it.
 void set_tool_policy(const Session& session, std::optional<ToolPolicy> policy);
-std::shared_ptr<ToolPolicyEnforcer> tool_policy_enforcer(const Session& session);
+[[nodiscard]] std::shared_ptr<ToolPolicyEnforcer> tool_policy_enforcer(const Session& session);
 
 }  // namespace rath::tool

@@ -21,13 +21,15 @@ struct ToolDispatchResult {
 
 // The JSON body for a raw value (sandbox results decoded per §3.7; command output is
 // never cut, a capped stream gets a truncation marker appended).
-boost::json::value project(const ToolReturn& raw);
+[[nodiscard]] boost::json::value project(const ToolReturn& raw);
 // project + encode: sandbox results (and bools) ASCII-escaped, inline values UTF-8.
-ToolDispatchResult make_dispatch_result(ToolReturn raw);
+[[nodiscard]] ToolDispatchResult make_dispatch_result(ToolReturn raw);
 // The failure value {"ok": false, "error_kind", "message"[, "detail"]}.
-backend::ToolExecutionFailure tool_failure(std::string kind, std::string message, std::optional<std::string> detail = {});
+[[nodiscard]] backend::ToolExecutionFailure tool_failure(std::string kind, std::string message,
+                                                         std::optional<std::string> detail = {});
 // That failure's tool-result body (what make_dispatch_result gives for it): the one
 // encoding of every error row, the loop's and the dispatcher's.
-std::string failure_content(std::string kind, std::string message, std::optional<std::string> detail = {});
+[[nodiscard]] std::string failure_content(std::string kind, std::string message,
+                                          std::optional<std::string> detail = {});
 
 }  // namespace rath::tool

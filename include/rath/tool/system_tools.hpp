@@ -10,7 +10,7 @@ inline constexpr const char* builtin_tool_names[] = {"run_shell_command",    "re
                                                      "workspace_path_exists", "run_code"};
 
 // Created once (thread-safe), in the order above; read-only.
-const ToolTable& global_system_tools();
+[[nodiscard]] const ToolTable& global_system_tools();
 
 // run_shell_command's limit on the command text, in code points.
 inline constexpr std::size_t max_shell_command_chars = 2048;

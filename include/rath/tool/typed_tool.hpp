@@ -16,6 +16,11 @@
 // the two thread hops. Either way the Session it gets is the dispatch view of the
 // session it was called for: reading its transcript never waits for the loop that
 // called the tool.
+//
+// Thread safety: as FlowToolCall; `fn` is called concurrently when the traits make the
+// tool parallel_safe or sandbox_scoped. Errors: arguments that do not match Args throw
+// ToolArgumentError ("ValueError") before `fn` runs; whatever `fn` throws fails the
+// call.
 #include <rath/session.hpp>
 #include <rath/tool/flow_tool.hpp>
 
@@ -200,7 +205,8 @@ public:
     bool parallel_safe() const override { return traits_.parallel_safe; }
     bool sandbox_scoped() const override { return traits_.sandbox_scoped; }
 
-    boost::asio::awaitable<ToolReturn> async_call(Session session, boost::json::object arguments) override {
+    [[nodiscard]] boost::asio::awaitable<ToolReturn> async_call(Session session,
+                                                                boost::json::object arguments) override {
         Args args = from_json<Args>(boost::json::value(std::move(arguments)), "");  // validated before the call
         using R = std::invoke_result_t<F&, Session, Args>;
         if constexpr (is_awaitable<R>::value) {
@@ -227,14 +233,14 @@ private:
 
 // Schema of a described argument struct (what make_tool sends as `parameters`).
 template <class Args>
-boost::json::object schema_of(const std::map<std::string, std::string>& descriptions = {}) {
+[[nodiscard]] boost::json::object schema_of(const std::map<std::string, std::string>& descriptions = {}) {
     return detail::object_schema<Args>(descriptions);
 }
 
 // `fn(Session, Args)` returns a JSON value, a described struct, a number, a string,
 // or an awaitable of one of those.
 template <class Args, class F>
-FlowToolPtr make_tool(std::string name, std::string description, F fn, ToolTraits traits = {}) {
+[[nodiscard]] FlowToolPtr make_tool(std::string name, std::string description, F fn, ToolTraits traits = {}) {
     return std::make_shared<detail::TypedTool<Args, F>>(std::move(name), std::move(description), std::move(fn),
                                                          std::move(traits));
 }

@@ -1,7 +1,6 @@
 #include <rath/async/runtime.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>

@@ -5,7 +5,17 @@
 // producer suspends when it is full. A failed write is latched and rethrown by the
 // next write and by async_close().
 //
-// A handle: copies share one writer.
+// A handle: copies share one writer, and the last copy dropped without async_close()
+// abandons it (the partial file stays).
+//
+// Thread safety: every member function may be called from any thread, on any copy, at
+// once; records are written in the order they were queued. Cancellation: cancelling a
+// coroutine that waits for queue room or for an acknowledgement ends that wait only
+// (operation_aborted): a record already queued is still written. async_close() is not
+// meant to be cancelled: a close cancelled while the queue drains leaves the file
+// partial and later async_close() calls waiting. Errors: PersistenceError (a null row,
+// enqueueing after close or abandon, a failed write, open or rename), latched: a failed
+// write is rethrown by every later enqueue and by async_close().
 #include <rath/async/runtime.hpp>
 #include <rath/session.hpp>
 #include <rath/session/persistence/writer.hpp>
@@ -29,23 +39,24 @@ public:
     // Opens the writer on the blocking pool: the header is on disk when this completes.
     // (No defaulted options argument: GCC 12 destroys a brace-initialized temporary in
     // a co_await expression twice, so pass options as a named variable.)
-    static boost::asio::awaitable<AsyncSessionWriter> async_open(Session session);
-    static boost::asio::awaitable<AsyncSessionWriter> async_open(Session session, AsyncWriterOptions options);
+    [[nodiscard]] static boost::asio::awaitable<AsyncSessionWriter> async_open(Session session);
+    [[nodiscard]] static boost::asio::awaitable<AsyncSessionWriter> async_open(Session session,
+                                                                               AsyncWriterOptions options);
 
     // Queues a chunk record and returns once it is queued (waits for queue space).
-    boost::asio::awaitable<void> async_enqueue_chunk(std::size_t index, ChunkRowPtr row);
+    [[nodiscard]] boost::asio::awaitable<void> async_enqueue_chunk(std::size_t index, ChunkRowPtr row);
     // Queues a chunk record and returns once it is written (the acknowledgement: the
     // record's write(2) returned, and it was fdatasync'ed if sync_each_record).
-    boost::asio::awaitable<void> async_write_chunk(std::size_t index, ChunkRowPtr row);
+    [[nodiscard]] boost::asio::awaitable<void> async_write_chunk(std::size_t index, ChunkRowPtr row);
     // Drains the queue, writes the trailer and promotes the file; rethrows a latched
     // write error. Idempotent.
-    boost::asio::awaitable<void> async_close();
+    [[nodiscard]] boost::asio::awaitable<void> async_close();
     // Stops draining, drops queued records and leaves the partial. Idempotent.
-    boost::asio::awaitable<void> async_abandon();
+    [[nodiscard]] boost::asio::awaitable<void> async_abandon();
 
-    const std::filesystem::path& path() const noexcept;
-    const std::filesystem::path& partial_path() const noexcept;
-    std::size_t chunks_written() const noexcept;
+    [[nodiscard]] const std::filesystem::path& path() const noexcept;
+    [[nodiscard]] const std::filesystem::path& partial_path() const noexcept;
+    [[nodiscard]] std::size_t chunks_written() const noexcept;
 
     struct State;
 

@@ -2,6 +2,10 @@
 // Loading persisted sessions back (session.md §5.5): the loader, listing, deletion and
 // pruning. A final line without "\n" (a crash mid-write) is dropped; anything else
 // that is wrong is a PersistenceError naming the file and line.
+//
+// Thread safety: the functions may run from any thread at once; the sync ones block on
+// file I/O (async_load_session runs on the blocking pool and is not cancellable once
+// started). A file being written is read as far as its last complete record.
 #include <rath/session.hpp>
 #include <rath/session/persistence/records.hpp>
 
@@ -29,20 +33,22 @@ struct PersistedSession {
 
     // Resume: the session as it was written — same id, rows, usage, lineage, target
     // backend and spec (not stamped, unbound).
-    Session to_session() const;
+    [[nodiscard]] Session to_session() const;
     // session.md §5.5: a fresh unstamped user session with the rows, backend and spec,
     // and an agent session from `agent_prompt`, else from the first SYSTEM row, else
     // empty.
-    std::pair<Session, Session> to_resumable_pair(std::optional<std::string> agent_prompt = std::nullopt) const;
+    [[nodiscard]] std::pair<Session, Session> to_resumable_pair(
+        std::optional<std::string> agent_prompt = std::nullopt) const;
 };
 
 // Loads `path` if given, else <id>.jsonl, falling back to <id>.jsonl.__partial__.
-PersistedSession load_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);
+[[nodiscard]] PersistedSession load_session(std::string_view session_id,
+                                            std::optional<std::filesystem::path> path = std::nullopt);
 // Loads one file.
-PersistedSession load_session_file(const std::filesystem::path& path);
+[[nodiscard]] PersistedSession load_session_file(const std::filesystem::path& path);
 // The same on the runtime's blocking pool.
-boost::asio::awaitable<PersistedSession> async_load_session(std::string session_id,
-                                                            std::optional<std::filesystem::path> path = std::nullopt);
+[[nodiscard]] boost::asio::awaitable<PersistedSession> async_load_session(
+    std::string session_id, std::optional<std::filesystem::path> path = std::nullopt);
 
 struct PersistedSessionMeta {
     std::string id;
@@ -62,7 +68,7 @@ struct ListOptions {
 };
 // Every *.jsonl and *.jsonl.__partial__ file, sorted by created_at (stable). A missing
 // directory lists nothing; other files are not ours and are ignored.
-std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& options = {});
+[[nodiscard]] std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& options = {});
 // Deletes the target file (and, without `path`, the partial); true if anything went.
 bool delete_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);
 // Deletes every listed file created before now - older_than; returns the ids removed.

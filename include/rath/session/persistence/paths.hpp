@@ -10,16 +10,16 @@ namespace rath::persistence {
 
 // resolve_config_dir(), with its ConfigPathError (an $OPENRATH_HOME that exists and is
 // not a directory) thrown as the PersistenceError callers of this layer handle.
-std::filesystem::path default_config_dir();
-std::filesystem::path default_sessions_dir();
+[[nodiscard]] std::filesystem::path default_config_dir();
+[[nodiscard]] std::filesystem::path default_sessions_dir();
 // Creates the sessions directory if needed (idempotent) and returns it.
 std::filesystem::path ensure_sessions_dir();
 
 // <sessions>/<id>.jsonl and <sessions>/<id>.jsonl.__partial__
-std::filesystem::path session_file_path(std::string_view id);
-std::filesystem::path session_partial_path(std::string_view id);
+[[nodiscard]] std::filesystem::path session_file_path(std::string_view id);
+[[nodiscard]] std::filesystem::path session_partial_path(std::string_view id);
 // For an explicit final path P: the same directory, name P.name + ".__partial__".
-std::filesystem::path partial_path_for(const std::filesystem::path& final_path);
+[[nodiscard]] std::filesystem::path partial_path_for(const std::filesystem::path& final_path);
 
 // The names under the sessions directory: <id>.jsonl, and <id>.jsonl.__partial__ while a
 // writer has it open.

@@ -32,26 +32,27 @@ struct PersistedSessionHeader {
 };
 
 // Builders; key order is part of the format.
-boost::json::object make_header_record(const Session& s, const std::optional<std::string>& sandbox_handle_id,
-                                       const std::string& created_at);
-boost::json::object make_chunk_record(std::size_t index, const ChunkRow& row);
-boost::json::object make_trailer_record(const std::string& closed_at, std::size_t final_chunk_count,
-                                        const std::optional<TokenUsage>& usage);
+[[nodiscard]] boost::json::object make_header_record(const Session& s,
+                                                     const std::optional<std::string>& sandbox_handle_id,
+                                                     const std::string& created_at);
+[[nodiscard]] boost::json::object make_chunk_record(std::size_t index, const ChunkRow& row);
+[[nodiscard]] boost::json::object make_trailer_record(const std::string& closed_at, std::size_t final_chunk_count,
+                                                      const std::optional<TokenUsage>& usage);
 // One record as a line: Python json.dumps bytes (ensure_ascii=False, with U+2028,
 // U+2029 and U+0085 escaped so no line reader splits inside a record) plus "\n".
-std::string record_line(const boost::json::object& record);
+[[nodiscard]] std::string record_line(const boost::json::object& record);
 
 // null or {"image", "entrypoint", "env", "timeout_seconds", "working_dir"}.
-boost::json::value sandbox_spec_to_json(const std::optional<backend::SandboxSpec>& spec);
+[[nodiscard]] boost::json::value sandbox_spec_to_json(const std::optional<backend::SandboxSpec>& spec);
 // Empty entrypoint/env become unset; missing keys unset. Throws PersistenceError
 // naming the key on a wrongly typed value.
-backend::SandboxSpec sandbox_spec_from_json(const boost::json::object& o);
+[[nodiscard]] backend::SandboxSpec sandbox_spec_from_json(const boost::json::object& o);
 
 // Python datetime.isoformat() of a UTC instant: YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00.
-std::string iso_utc(std::chrono::system_clock::time_point t);
-std::string iso_utc_now();
+[[nodiscard]] std::string iso_utc(std::chrono::system_clock::time_point t);
+[[nodiscard]] std::string iso_utc_now();
 // Parses datetime.fromisoformat() output (naive = UTC; "Z" and ±HH:MM offsets).
-std::optional<std::chrono::system_clock::time_point> parse_iso_datetime(std::string_view s);
+[[nodiscard]] std::optional<std::chrono::system_clock::time_point> parse_iso_datetime(std::string_view s);
 
 // Migrations upgrade a record of schema version v to v+1, in memory only.
 using RecordMigration = std::function<boost::json::object(boost::json::object)>;
@@ -61,9 +62,9 @@ void register_header_migration(int from_version, RecordMigration fn);
 void register_chunk_migration(int from_version, RecordMigration fn);
 // Upgrades a header from its declared version to the current one. Throws SessionError
 // with the spec's message for a gap or a newer version.
-boost::json::object upgrade_header(boost::json::object header, int version);
+[[nodiscard]] boost::json::object upgrade_header(boost::json::object header, int version);
 // Applies registered chunk migrations from `version` up to current-1 (gaps skipped).
-boost::json::object upgrade_chunk(boost::json::object chunk, int version);
+[[nodiscard]] boost::json::object upgrade_chunk(boost::json::object chunk, int version);
 
 namespace testing {
 // Test-only: forget every registered migration.

@@ -4,6 +4,10 @@
 // with an exclusive flock; every record is one write(2) of a full line, so a record
 // whose write returned survives a crash of the process. close() writes the trailer
 // and atomically renames the partial file to <id>.jsonl; abandon() leaves the partial.
+//
+// Thread safety: none; one thread at a time per writer (AsyncSessionWriter is the one
+// to share). Every call blocks on file I/O, so coroutines use AsyncSessionWriter.
+// Errors: PersistenceError naming the file, for every I/O failure and misuse.
 #include <rath/session.hpp>
 
 #include <cstddef>
@@ -24,11 +28,11 @@ struct WriterOptions {
 
 class SessionWriter {
 public:
-    // Opens and locks the partial file and writes the header. Throws PersistenceError
-    // when another writer holds the file ("another process is already writing to
-    // '<partial>'; refusing to interleave appends"), when an unfinished partial of the
-    // same session already exists (it would be unloadable with a second header), or on
-    // I/O errors.
+    // Opens and locks the partial file and writes the header. A partial that no writer
+    // holds (a crashed or abandoned one) is started over: a second header would make it
+    // unloadable. Throws PersistenceError when another writer holds the file ("another
+    // process is already writing to '<partial>'; refusing to interleave appends"), or
+    // on I/O errors.
     explicit SessionWriter(Session session, WriterOptions options = {});
     // Abandons (keeps the partial, no trailer) if neither closed nor abandoned.
     ~SessionWriter();
@@ -42,10 +46,10 @@ public:
     // Unlock and stop; the partial stays without trailer. Idempotent; no-op after close().
     void abandon() noexcept;
 
-    const std::filesystem::path& path() const noexcept { return final_; }
-    const std::filesystem::path& partial_path() const noexcept { return partial_; }
-    std::size_t chunks_written() const noexcept { return chunks_written_; }
-    bool closed() const noexcept { return fd_ < 0; }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return final_; }
+    [[nodiscard]] const std::filesystem::path& partial_path() const noexcept { return partial_; }
+    [[nodiscard]] std::size_t chunks_written() const noexcept { return chunks_written_; }
+    [[nodiscard]] bool closed() const noexcept { return fd_ < 0; }
 
 private:
     void write_line(const std::string& line);
