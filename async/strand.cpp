@@ -8,7 +8,7 @@
 
 namespace rath::async {
 
-namespace lane_detail {
+namespace detail {
 // FIFO of lane waiters. Not a std::deque: libstdc++'s allocates ~600 bytes even when
 // empty, and a fan-out creates a lane per session that almost never has a waiter.
 class WaiterQueue {
@@ -39,14 +39,14 @@ private:
     std::vector<Lazy<void>> items_;
     std::size_t head_ = 0;
 };
-}  // namespace lane_detail
+}  // namespace detail
 
 struct KeyedStrands::Entry {
     const std::string* key = nullptr;  // the map node's own key (stable: node-based)
     std::optional<strand_type> strand;  // made on first use when ops run inline
     std::size_t leases = 0;
     bool locked = false;
-    lane_detail::WaiterQueue waiters;
+    detail::WaiterQueue waiters;
 };
 
 struct KeyedStrands::Registry {

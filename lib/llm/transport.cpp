@@ -233,8 +233,8 @@ std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
                       (o.no_proxy ? "n" + *o.no_proxy : "-") + '\x1f' + o.user_agent + '\x1f' +
                       std::to_string(o.idle_timeout.count());
     static std::mutex mu;
-    // Never destroyed: the default runtime is torn down by an exit handler, and a
-    // pool closing its sockets after that would touch the dead io_context.
+    // Never destroyed, like the default runtime whose io_context their sockets use: a
+    // program's last sessions may still hold these clients while statics go.
     static auto* shared = new std::map<std::string, std::shared_ptr<net::HttpClient>>();
     std::lock_guard lk(mu);
     auto& slot = (*shared)[key];

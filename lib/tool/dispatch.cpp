@@ -19,7 +19,6 @@ namespace rath::tool {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-namespace rb = rath::backend;
 
 namespace {
 
@@ -46,9 +45,9 @@ bool is_uncatchable(const std::exception_ptr& e) {
     }
 }
 
-rb::ToolExecutionFailure exception_failure(std::exception_ptr e) {
+backend::ToolExecutionFailure exception_failure(std::exception_ptr e) {
     auto [message, type] = describe_exception(e);
-    return rb::ToolExecutionFailure{"tool_execution_exception", message, type};
+    return backend::ToolExecutionFailure{"tool_execution_exception", message, type};
 }
 
 }  // namespace
@@ -140,7 +139,7 @@ asio::awaitable<ToolDispatchResult> guarded_call(FlowToolPtr t, Session s, json:
     }
     if (raw) co_return make_dispatch_result(std::move(*raw));  // outside the try: its errors are not the tool's
     if (is_uncatchable(err)) std::rethrow_exception(err);
-    co_return make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(err))));
+    co_return make_dispatch_result(ToolReturn(backend::DispatchResult(exception_failure(err))));
 }
 
 // A sandbox-scoped call: opens the session's sandbox lazily, then takes the sandbox's
@@ -178,7 +177,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
     if (auto enforcer = tool_policy_enforcer(session)) {
         if (auto reason = enforcer->check(tool->name(), args))
             return rath::async::ready_awaitable(make_dispatch_result(
-                ToolReturn(rb::DispatchResult(rb::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()}))));
+                ToolReturn(backend::DispatchResult(backend::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()}))));
     }
 
     // 2. Resource key (evaluated here only); a throwing key means the body does not run.
@@ -188,7 +187,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
     } catch (...) {
         auto e = std::current_exception();
         if (is_uncatchable(e)) throw;
-        return rath::async::ready_awaitable(make_dispatch_result(ToolReturn(rb::DispatchResult(exception_failure(e)))));
+        return rath::async::ready_awaitable(make_dispatch_result(ToolReturn(backend::DispatchResult(exception_failure(e)))));
     }
 
     // 3. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped

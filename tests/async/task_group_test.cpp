@@ -2,12 +2,15 @@
 #include <rath/async/runtime.hpp>
 #include <rath/async/task_group.hpp>
 
+#include <boost/asio/detached.hpp>
+
 #include <doctest/doctest.h>
 
 #include "support/gauge.hpp"
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -127,6 +130,41 @@ TEST_CASE("a factory that throws counts as a failed child") {
     g.spawn([]() -> asio::awaitable<int> { co_return 1; });
     g.spawn([]() -> asio::awaitable<int> { throw std::runtime_error("factory failed"); });
     CHECK_THROWS_WITH(g.join(), "factory failed");
+}
+
+TEST_CASE("a cancelled async_join cancels its children and returns only once none runs") {
+    Runtime rt({.threads = 2});
+    auto running = std::make_shared<std::atomic<int>>(0);
+    auto outcome = std::make_shared<std::atomic<int>>(0);  // 1: joined, 2: cancelled
+    boost::asio::cancellation_signal stop;
+    auto joiner = [](Runtime& r, std::shared_ptr<std::atomic<int>> live, std::shared_ptr<std::atomic<int>> out)
+        -> boost::asio::awaitable<void> {
+        rath::async::TaskGroup<void> group(r);
+        for (int i = 0; i < 4; ++i)
+            group.spawn([live]() -> boost::asio::awaitable<void> {
+                ++*live;
+                try {
+                    co_await rath::async::async_sleep(std::chrono::hours(1));
+                } catch (...) {
+                }
+                --*live;  // the child is still running here when the join is cancelled
+            });
+        try {
+            co_await group.async_join();
+            *out = 1;
+        } catch (const boost::system::system_error&) {
+            *out = live->load() == 0 ? 2 : 3;  // 3: a child outlived the join
+        }
+    };
+    boost::asio::co_spawn(rt.executor(), joiner(rt, running, outcome),
+                          boost::asio::bind_cancellation_slot(stop.slot(), boost::asio::detached));
+    for (int i = 0; i < 500 && running->load() < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE(running->load() == 4);
+    boost::asio::post(rt.executor(), [&stop] { stop.emit(boost::asio::cancellation_type::terminal); });
+    for (int i = 0; i < 1000 && outcome->load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    CHECK(outcome->load() == 2);
+    CHECK(running->load() == 0);
+    rt.shutdown();
 }
 
 }

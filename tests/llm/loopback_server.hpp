@@ -186,6 +186,10 @@ private:
             }
             if (ec) break;
             if (reset || (r.reset_after && *r.reset_after == 0)) {
+                // Give the client time to read what was sent: a reset that arrives first
+                // discards unread bytes from its receive buffer, so what it saw would
+                // depend on scheduling.
+                if (sent > 0) co_await pause(std::chrono::milliseconds(30));
                 sock.set_option(tcp::socket::linger(true, 0), ec);  // RST instead of FIN
                 sock.close(ec);
                 break;

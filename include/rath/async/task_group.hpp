@@ -8,8 +8,8 @@
 // Thread safety: spawn(), cancel() and size() may be called from any thread at once;
 // join once (join() or async_join()), after the last spawn. Cancellation: cancel() (or
 // dropping an unjoined group) fails queued children with CancelledError and sends
-// terminal cancellation to running ones; cancelling the coroutine in async_join() ends
-// that wait only (operation_aborted) and leaves the children running. Errors: spawn()
+// terminal cancellation to running ones; cancelling the coroutine in async_join() does
+// the same, waits until no child runs, then throws operation_aborted. Errors: spawn()
 // after a join throws std::logic_error; a join rethrows the first child failure; join()
 // throws DeadlockError on a runtime io thread while children are unfinished.
 #include <rath/async/lazy.hpp>
@@ -20,6 +20,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <cstddef>
 #include <deque>
@@ -75,11 +77,25 @@ public:
         return st_->add(Factory(std::move(factory)));
     }
 
-    // Waits for every child; results in spawn order or the first error.
+    // Waits for every child; results in spawn order or the first error. Cancelled while
+    // children run, it cancels them and still waits until none runs (a child may refer
+    // to the caller's state), then throws the cancellation.
     [[nodiscard]] boost::asio::awaitable<result_type> async_join() {
         auto st = st_;
         st->seal();
-        co_await st->done.async_get();
+        std::exception_ptr interrupted;
+        try {
+            co_await st->done.async_get();
+        } catch (...) {
+            interrupted = std::current_exception();
+        }
+        if (interrupted) {
+            st->cancel();
+            // The wait for the children must not be cut short by the same cancellation.
+            co_await boost::asio::this_coro::reset_cancellation_state();
+            co_await st->done.async_wait(boost::asio::use_awaitable);
+            std::rethrow_exception(interrupted);
+        }
         co_return st->collect();
     }
     // Synchronous join (not on a runtime thread).

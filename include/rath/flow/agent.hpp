@@ -42,7 +42,7 @@ public:
     explicit AgentImpl(std::string system_prompt, AgentOptions options = {});
 
     Session forward(Session input) override;
-    boost::asio::awaitable<Session> async_forward(Session input) override;
+    [[nodiscard]] boost::asio::awaitable<Session> async_forward(Session input) override;
     std::shared_ptr<Workflow> clone() const override;
     std::string type_name() const override { return "Agent"; }
 

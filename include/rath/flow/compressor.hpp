@@ -25,7 +25,7 @@ public:
     explicit CompressorImpl(std::string compress_instruction = default_compress_instruction,
                             CompressorOptions options = {});
     Session forward(Session input) override;
-    boost::asio::awaitable<Session> async_forward(Session input) override;
+    [[nodiscard]] boost::asio::awaitable<Session> async_forward(Session input) override;
     std::shared_ptr<Workflow> clone() const override;
     std::string type_name() const override { return "Compressor"; }
     const std::shared_ptr<AgentParam>& agent() const noexcept { return agent_; }

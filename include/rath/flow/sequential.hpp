@@ -36,7 +36,7 @@ public:
 
     // The input through every step, in order (the input itself when empty).
     Session forward(Session input) override;
-    boost::asio::awaitable<Session> async_forward(Session input) override;
+    [[nodiscard]] boost::asio::awaitable<Session> async_forward(Session input) override;
     // A Sequential of the steps' clones.
     std::shared_ptr<Workflow> clone() const override;
     std::string type_name() const override { return "Sequential"; }

@@ -133,7 +133,7 @@ class EmptyWorkflow final : public Workflow {
 public:
     EmptyWorkflow() = default;
     Session forward(Session input) override { return input; }
-    boost::asio::awaitable<Session> async_forward(Session input) override;
+    [[nodiscard]] boost::asio::awaitable<Session> async_forward(Session input) override;
     std::shared_ptr<Workflow> clone() const override { return std::make_shared<EmptyWorkflow>(); }
     std::string type_name() const override { return "EmptyWorkflow"; }
     bool is_empty() const noexcept override { return true; }
