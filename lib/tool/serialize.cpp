@@ -35,8 +35,11 @@ json::value project_backend(const rb::DispatchResult& r) {
                                     {"elapsed_ms", x.elapsed_ms}};
             } else if constexpr (std::is_same_v<T, rb::FileContent>) {
                 std::string text = x.is_text ? x.data : rb::decode_output(x.data);
+                // A file longer than the backend's read cap is shown cut too, with the same marker.
                 if (rath::detail::count_code_points(text) > file_content_max_chars)
                     text = rath::detail::head_code_points(text, file_content_max_chars) + "...(truncated)";
+                else if (x.truncated)
+                    text += "...(truncated)";
                 return json::object{{"data", text}};
             } else if constexpr (std::is_same_v<T, rb::FileEntries>) {
                 json::array a;

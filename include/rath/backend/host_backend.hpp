@@ -37,7 +37,22 @@ struct HostOptions {
     // Applied to command and code runs whose payload has no timeout (nullopt: none).
     std::optional<double> default_timeout = 600.0;
     std::string python = "python3";                       // interpreter for CodeRun
-    std::size_t max_read_bytes = std::size_t{256} << 20;  // FilesRead larger than this fails
+    // Filesystem payloads (FilesRead/Write/List/Exists).
+    // FilesRead returns at most this many bytes and flags the result `truncated` when
+    // the file had more (at most max_read_bytes + 1 bytes are ever read or buffered).
+    std::size_t max_read_bytes = std::size_t{16} << 20;
+    // Deadline of one filesystem payload, waiting for its turn included; past it the
+    // call is the `timeout` failure (a thread the kernel still holds keeps its place).
+    double file_op_timeout = 30.0;
+    // Filesystem payloads of one sandbox running at once on the blocking pool; more
+    // wait their turn, so one sandbox can never occupy the whole pool.
+    std::size_t max_file_ops_per_sandbox = 4;
+    // FilesRead of FIFOs and character devices (read without blocking, under the
+    // deadline and the size cap). Off: every non-regular file is refused, naming its type.
+    bool read_special_files = false;
+    // Upper bound on a payload's timeout (seconds); a larger one is refused
+    // (`invalid_tool_arguments`), it is never clamped or converted.
+    double max_timeout = 3600.0;
 };
 
 class HostBackend : public Backend {

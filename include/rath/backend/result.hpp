@@ -20,6 +20,7 @@ struct CommandResult {
 struct FileContent {
     std::string data{};     // text when an encoding was requested, else raw bytes
     bool is_text = true;  // false when read with encoding = nullopt
+    bool truncated = false;  // the file was longer than the backend's read cap; `data` is its head
     bool operator==(const FileContent&) const = default;
 };
 
