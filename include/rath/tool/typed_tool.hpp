@@ -19,8 +19,10 @@
 //
 // Thread safety: as FlowToolCall; `fn` is called concurrently when the traits make the
 // tool parallel_safe or sandbox_scoped. Errors: arguments that do not match Args throw
-// ToolArgumentError ("ValueError") before `fn` runs; whatever `fn` throws fails the
-// call.
+// ToolArgumentError ("ValueError") before `fn` runs, and so do numbers that are not
+// finite, do not fit the member's type (2**63 for a long long, -1 for an unsigned,
+// 1e300 for an int or a float) or are outside ToolTraits::field_bounds; whatever `fn`
+// throws fails the call.
 #include <rath/session.hpp>
 #include <rath/tool/flow_tool.hpp>
 
@@ -29,13 +31,25 @@
 #include <boost/json.hpp>
 #include <boost/mp11/algorithm.hpp>
 
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace rath::tool {
+
+// Inclusive limits of a numeric member (a number or an optional number), checked
+// before the body runs and sent to the model as JSON Schema minimum/maximum: the
+// operator's bounds, which no argument can raise.
+struct NumberBounds {
+    std::optional<double> minimum{};
+    std::optional<double> maximum{};
+};
 
 struct ToolTraits {
     bool parallel_safe = false;
@@ -43,6 +57,7 @@ struct ToolTraits {
     // A synchronous body may block: run it on the blocking pool (false: on the io thread).
     bool blocking = true;
     std::map<std::string, std::string> field_descriptions{};  // "description" per member name
+    std::map<std::string, NumberBounds> field_bounds{};       // top-level numeric members by name
 };
 
 namespace detail {
@@ -70,7 +85,11 @@ template <class T>
 constexpr bool described = boost::describe::has_describe_members<T>::value;
 
 template <class T>
-boost::json::object object_schema(const std::map<std::string, std::string>& descriptions = {});
+boost::json::object object_schema(const std::map<std::string, std::string>& descriptions = {},
+                                  const std::map<std::string, NumberBounds>& bounds = {});
+
+template <class T>
+constexpr bool is_number_v = (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_floating_point_v<T>;
 
 template <class T>
 boost::json::object type_schema() {
@@ -99,13 +118,18 @@ boost::json::object type_schema() {
 }
 
 template <class T>
-boost::json::object object_schema(const std::map<std::string, std::string>& descriptions) {
+boost::json::object object_schema(const std::map<std::string, std::string>& descriptions,
+                                  const std::map<std::string, NumberBounds>& bounds) {
     boost::json::object props;
     boost::json::array required;
     boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>([&](auto D) {
         using M = std::remove_cvref_t<decltype(std::declval<T&>().*D.pointer)>;
         auto s = type_schema<M>();
         if (auto it = descriptions.find(D.name); it != descriptions.end()) s["description"] = it->second;
+        if (auto it = bounds.find(D.name); it != bounds.end()) {
+            if (it->second.minimum) s["minimum"] = *it->second.minimum;
+            if (it->second.maximum) s["maximum"] = *it->second.maximum;
+        }
         props[D.name] = std::move(s);
         if (!is_optional<M>::value) required.emplace_back(D.name);
     });
@@ -122,6 +146,48 @@ boost::json::object object_schema(const std::map<std::string, std::string>& desc
                             "ValueError");
 }
 
+inline std::string number_text(double d) {
+    if (std::isnan(d)) return "nan";
+    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest round trip: "61", "0.5", "1e+300"
+    return std::string(buf, r.ptr);
+}
+
+[[noreturn]] inline void bad_number(const std::string& where, const std::string& text, bool negative) {
+    throw ToolArgumentError("argument '" + where + "': " + text +
+                                (negative ? " is negative" : " is not a finite number in the argument's range"),
+                            "ValueError");
+}
+
+// The operator's bounds on top-level numeric members (ToolTraits::field_bounds).
+template <class T>
+void check_bounds(const T& args, const std::map<std::string, NumberBounds>& bounds) {
+    if (bounds.empty()) return;
+    boost::mp11::mp_for_each<boost::describe::describe_members<T, boost::describe::mod_public>>([&](auto D) {
+        using M = std::remove_cvref_t<decltype(args.*D.pointer)>;
+        auto it = bounds.find(D.name);
+        if (it == bounds.end()) return;
+        std::optional<double> value;
+        if constexpr (is_number_v<M>) {
+            value = static_cast<double>(args.*D.pointer);
+        } else if constexpr (is_optional<M>::value) {
+            if constexpr (is_number_v<typename is_optional<M>::inner>)
+                if (args.*D.pointer) value = static_cast<double>(*(args.*D.pointer));
+        }
+        if (!value) return;
+        const auto& b = it->second;
+        if (b.minimum && *value < *b.minimum)
+            throw ToolArgumentError("argument '" + std::string(D.name) + "': " + number_text(*value) +
+                                        " is below the minimum of " + number_text(*b.minimum),
+                                    "ValueError");
+        if (b.maximum && *value > *b.maximum)
+            throw ToolArgumentError("argument '" + std::string(D.name) + "': " + number_text(*value) +
+                                        " is over the maximum of " + number_text(*b.maximum),
+                                    "ValueError");
+    });
+}
+
 template <class T>
 T from_json(const boost::json::value& v, const std::string& where);
 
@@ -131,14 +197,34 @@ T from_json(const boost::json::value& v, const std::string& where) {
         if (!v.is_bool()) bad_argument(where, "boolean", v);
         return v.get_bool();
     } else if constexpr (std::is_integral_v<T>) {
-        if (v.is_int64()) return static_cast<T>(v.get_int64());
-        if (v.is_uint64()) return static_cast<T>(v.get_uint64());
-        if (v.is_double() && v.get_double() == static_cast<double>(static_cast<long long>(v.get_double())))
-            return static_cast<T>(v.get_double());
+        // Every conversion is range-checked first: a model's 2**63 or 1e300 is an
+        // error, never a wrapped or undefined value.
+        if (v.is_int64()) {
+            if (std::in_range<T>(v.get_int64())) return static_cast<T>(v.get_int64());
+            bad_number(where, std::to_string(v.get_int64()), std::is_unsigned_v<T> && v.get_int64() < 0);
+        }
+        if (v.is_uint64()) {
+            if (std::in_range<T>(v.get_uint64())) return static_cast<T>(v.get_uint64());
+            bad_number(where, std::to_string(v.get_uint64()), false);
+        }
+        if (v.is_double()) {
+            double d = v.get_double();
+            if (!std::isfinite(d)) bad_number(where, number_text(d), false);
+            if (d == std::trunc(d)) {
+                // [lo, 2**digits): both ends exact in a double, so the cast below is defined.
+                const double hi = std::ldexp(1.0, std::numeric_limits<T>::digits);
+                const double lo = std::is_signed_v<T> ? -hi : 0.0;
+                if (d >= lo && d < hi) return static_cast<T>(d);
+                bad_number(where, number_text(d), std::is_unsigned_v<T> && d < 0);
+            }
+        }
         bad_argument(where, "integer", v);
     } else if constexpr (std::is_floating_point_v<T>) {
         if (!v.is_number()) bad_argument(where, "number", v);
-        return v.to_number<T>();
+        double d = v.to_number<double>();
+        if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max()))
+            bad_number(where, number_text(d), false);
+        return static_cast<T>(d);
     } else if constexpr (std::is_same_v<T, std::string>) {
         if (!v.is_string()) bad_argument(where, "string", v);
         return std::string(v.get_string());
@@ -199,7 +285,8 @@ template <class Args, class F>
 class TypedTool final : public FlowToolCall {
 public:
     TypedTool(std::string name, std::string description, F fn, ToolTraits traits)
-        : FlowToolCall(std::move(name), std::move(description), object_schema<Args>(traits.field_descriptions)),
+        : FlowToolCall(std::move(name), std::move(description),
+                       object_schema<Args>(traits.field_descriptions, traits.field_bounds)),
           fn_(std::move(fn)),
           traits_(std::move(traits)) {}
     bool parallel_safe() const override { return traits_.parallel_safe; }
@@ -208,6 +295,7 @@ public:
     [[nodiscard]] boost::asio::awaitable<ToolReturn> async_call(Session session,
                                                                 boost::json::object arguments) override {
         Args args = from_json<Args>(boost::json::value(std::move(arguments)), "");  // validated before the call
+        check_bounds(args, traits_.field_bounds);
         using R = std::invoke_result_t<F&, Session, Args>;
         if constexpr (is_awaitable<R>::value) {
             auto pending = fn_(std::move(session), std::move(args));
@@ -233,8 +321,9 @@ private:
 
 // Schema of a described argument struct (what make_tool sends as `parameters`).
 template <class Args>
-[[nodiscard]] boost::json::object schema_of(const std::map<std::string, std::string>& descriptions = {}) {
-    return detail::object_schema<Args>(descriptions);
+[[nodiscard]] boost::json::object schema_of(const std::map<std::string, std::string>& descriptions = {},
+                                            const std::map<std::string, NumberBounds>& bounds = {}) {
+    return detail::object_schema<Args>(descriptions, bounds);
 }
 
 // `fn(Session, Args)` returns a JSON value, a described struct, a number, a string,
