@@ -176,6 +176,36 @@ TEST_CASE("with special files allowed a silent FIFO read ends at the deadline an
     b.close(other);
 }
 
+TEST_CASE("a file operation waiting behind a stuck one at its sandbox's gate ends at its own deadline and never starts") {
+    rb::HostOptions o;
+    o.read_special_files = true;
+    o.file_op_timeout = 1.5;
+    o.max_file_ops_per_sandbox = 1;
+    rb::LocalBackend b(o);
+    auto sb = b.open();
+    auto fifo = fs::path(sb->handle()) / "pipe";
+    make_fifo(fifo);
+    int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    REQUIRE(writer >= 0);
+    auto stuck = b.runtime().submit(sb->async_dispatch(rb::FilesRead{.path = "pipe"}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    o.file_op_timeout = 0.3;
+    b.set_options(o);
+    auto t0 = Clock::now();
+    auto queued = sb->dispatch(rb::FilesWrite{.path = "late.txt", .data = "x"});
+    double waited = seconds_since(t0);
+    CHECK(failure(queued).kind == "timeout");
+    CHECK(mentions(queued, "file operation on 'late.txt' did not finish within 0.3 seconds"));
+    CHECK(waited < 1.0);  // its own deadline, not the stuck read's
+    CHECK(failure(stuck.get()).kind == "timeout");
+    // Abandoned at the gate: the write never ran, even after the gate freed up.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK_FALSE(fs::exists(fs::path(sb->handle()) / "late.txt"));
+    ::close(writer);
+    CHECK(as<rb::FileWriteResult>(sb->dispatch(rb::FilesWrite{.path = "late.txt", .data = "x"})).bytes_written == 1);
+    b.close(sb);
+}
+
 TEST_CASE("a 3 GB sparse file is read up to the cap and flagged truncated without buffering it") {
     rb::LocalBackend b;
     auto sb = b.open();

@@ -12,8 +12,11 @@
 //
 // Cancellation (the host backends): cancelling the coroutine awaiting a command or code
 // run kills the child's whole process group, reaps it, removes a code run's script and
-// rethrows the cancellation; opening, closing and filesystem payloads run to completion
-// on the blocking pool whatever the caller does.
+// rethrows the cancellation; opening and closing run to completion on the blocking pool
+// whatever the caller does. A filesystem payload waits for its sandbox's turn at a
+// per-sandbox gate and runs under a deadline (HostOptions); a caller that stops
+// waiting (deadline or cancellation) leaves a job that has not started never to start,
+// and one already running to finish on the pool, holding its place at the gate.
 //
 // Errors: a fault inside the sandbox (a missing file, a timeout, a path outside the
 // workspace, a failed command start) is a ToolExecutionFailure value, not an exception.

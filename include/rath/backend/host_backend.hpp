@@ -1,7 +1,12 @@
 #pragma once
 // Shared machinery of the backends that run on this host (`local`, `trusted-host`,
 // `bwrap`): per-sandbox workspace directories, asynchronous child processes,
-// filesystem payloads on the blocking pool (backend_tools.md §3).
+// filesystem payloads on the blocking pool (backend_tools.md §3). Every payload is
+// checked by validate_payload (validate.hpp) first. Filesystem payloads act on
+// regular files only (FIFOs, sockets and devices are refused naming their type, or
+// read without blocking when read_special_files is set), never read more than
+// max_read_bytes + 1 bytes, replace rather than rewrite a file with other hard links,
+// and run under file_op_timeout, at most max_file_ops_per_sandbox of one sandbox at once.
 //
 // Thread safety, cancellation and errors: as Backend (backend.hpp). The options may be
 // replaced at any time; a call uses the options of the moment it starts.
