@@ -222,17 +222,18 @@ DispatchResult files_read(const HostSandbox& sb, const FilesRead& p, const FileL
         std::size_t n_want = std::min(chunk, want - old);
         data.resize(old + n_want);
         ssize_t n = ::read(fd, data.data() + old, n_want);
+        const int e = n < 0 ? errno : 0;
         data.resize(old + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
         if (n > 0) continue;
         if (n == 0) break;
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN) {  // a FIFO or device with nothing to read yet (special files only)
+        if (e == EINTR) continue;
+        if (e == EAGAIN) {  // a FIFO or device with nothing to read yet (special files only)
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(lim.deadline - now).count();
             pollfd pfd{fd, POLLIN, 0};
             (void)::poll(&pfd, 1, static_cast<int>(std::clamp<long long>(left, 1, 1000)));
             continue;
         }
-        return detail::os_failure(errno, l.display);
+        return detail::os_failure(e, l.display);
     }
     bool truncated = data.size() > lim.max_read_bytes;
     if (truncated) data.resize(lim.max_read_bytes);
