@@ -154,7 +154,7 @@ DispatchResult files_read(const HostSandbox& sb, const FilesRead& p, std::size_t
     return FileContent{std::move(*text), true};
 }
 
-DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p) {
+DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p, std::optional<std::pair<unsigned, unsigned>> owner) {
     auto loc = sb.ws().locate(p.path);
     if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
     auto& l = std::get<Located>(loc);
@@ -181,6 +181,9 @@ DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p) {
         }
         off += static_cast<std::size_t>(n);
     }
+    // Commands run as another uid (bwrap under root) must be able to change what the
+    // host wrote for them.
+    if (owner && ::fchown(fd, owner->first, owner->second) != 0) return detail::os_failure(errno, l.display);
     (void)::fchmod(fd, static_cast<mode_t>(p.mode));  // exact mode, not masked; errors ignored
     return FileWriteResult{static_cast<long long>(p.data.size())};
 }
@@ -326,14 +329,14 @@ asio::awaitable<DispatchResult> HostBackend::async_dispatch(SandboxPtr sb, Paylo
     if (auto* c = std::get_if<CommandRun>(&p)) co_return co_await run_command(sb, std::move(*c));
     if (auto* c = std::get_if<CodeRun>(&p)) co_return co_await run_code(sb, std::move(*c));
     std::size_t max_read = options().max_read_bytes;
-    auto job = [hs, p = std::move(p), max_read]() -> DispatchResult {
+    auto job = [hs, p = std::move(p), max_read, owner = command_owner()]() -> DispatchResult {
         return std::visit(
             [&](auto& x) -> DispatchResult {
                 using T = std::decay_t<decltype(x)>;
                 if constexpr (std::is_same_v<T, FilesRead>)
                     return files_read(*hs, x, max_read);
                 else if constexpr (std::is_same_v<T, FilesWrite>)
-                    return files_write(*hs, x);
+                    return files_write(*hs, x, owner);
                 else if constexpr (std::is_same_v<T, FilesList>)
                     return files_list(*hs, x);
                 else if constexpr (std::is_same_v<T, FilesExists>)

@@ -125,3 +125,24 @@ TEST_CASE("writing past the size of the sandbox tmp fails with ENOSPC inside and
     CHECK(out(sb->dispatch(shell("rm /tmp/big; echo small > /tmp/s && cat /tmp/s"))) == "small\n");
     b->close(sb);
 }
+
+TEST_CASE("the per-run pids cgroup caps the processes of a bwrap run whatever the uid") {
+    if (!bwrap_unavailable_reason().empty() || rb::BwrapBackend::pids_cgroup_root().empty()) return;
+    for (bool as_root : {false, true}) {
+        CAPTURE(as_root);
+        auto b = bwrap_with([&](rb::BwrapOptions& o) {
+            o.max_processes = 10000;  // RLIMIT_NPROC out of the way: only pids.max can refuse
+            o.max_pids = 12;
+            if (as_root) o.root_runs_as.reset();
+        });
+        auto sb = b->open();
+        // dash gives up at the first fork that fails: the last number is how many started.
+        auto r = as<rb::CommandResult>(sb->dispatch(shell("for i in $(seq 30); do sleep 5 & echo $i; done", 20)));
+        CHECK(r.stderr_data.find("fork") != std::string::npos);
+        auto last = r.stdout_data.substr(r.stdout_data.rfind('\n', r.stdout_data.size() - 2) + 1);
+        const int started = std::stoi(last);
+        CHECK(started <= 10);  // 12 minus bwrap, its init and the shell
+        CHECK(started >= 5);
+        b->close(sb);
+    }
+}
