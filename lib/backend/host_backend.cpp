@@ -485,6 +485,8 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
             if (o.exit_code != 0) r.error = decode_output(o.err);
             r.stdout_data = std::move(o.out);
             r.stderr_data = std::move(o.err);
+            r.stdout_truncated = o.out_truncated;
+            r.stderr_truncated = o.err_truncated;
             result = std::move(r);
         }
     } catch (const std::system_error& e) {
