@@ -4,6 +4,7 @@
 #include <rath/backend/host_backend.hpp>
 #include <rath/backend/validate.hpp>
 
+#include "lib/backend/environment.hpp"
 #include "lib/backend/process.hpp"
 #include "lib/backend/workspace.hpp"
 #include "lib/text/pyrepr.hpp"
@@ -21,12 +22,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
-#include <fnmatch.h>
+#include <functional>
 #include <map>
 #include <poll.h>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ;
 
@@ -83,37 +85,28 @@ std::string temp_root() {
     return (t && *t) ? t : "/tmp";
 }
 
-bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
-    for (auto& p : patterns)
-        if (::fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
-    return false;
+std::vector<std::string> build_env(const HostOptions& o, const std::optional<std::map<std::string, std::string>>& extra) {
+    std::vector<std::string_view> parent;
+    for (char** e = environ; e && *e; ++e) parent.emplace_back(*e);
+    return detail::child_environment(parent, o, extra);
 }
 
-std::vector<std::string> build_env(const HostOptions& o, const std::optional<std::map<std::string, std::string>>& extra) {
-    std::map<std::string, std::string> m;
-    for (char** e = environ; e && *e; ++e) {
-        std::string_view kv(*e);
-        auto eq = kv.find('=');
-        if (eq == std::string_view::npos || eq == 0) continue;
-        std::string k(kv.substr(0, eq));
-        bool keep = true;
-        switch (o.env_mode) {
-            case EnvMode::inherit: break;
-            case EnvMode::scrub_credentials:
-                keep = !matches_any(k, o.credential_patterns) ||
-                       std::find(o.env_allow.begin(), o.env_allow.end(), k) != o.env_allow.end();
-                break;
-            case EnvMode::allowlist: keep = std::find(o.env_allow.begin(), o.env_allow.end(), k) != o.env_allow.end(); break;
-        }
-        if (keep) m.emplace(std::move(k), std::string(kv.substr(eq + 1)));
+// Runs a wrapper's cleanup once: on the blocking pool on the normal path, in place
+// when the coroutine unwinds (cancellation) before getting there.
+struct CleanupGuard {
+    std::function<void()> f;
+    explicit CleanupGuard(std::function<void()> fn) : f(std::move(fn)) {}
+    CleanupGuard(const CleanupGuard&) = delete;
+    CleanupGuard& operator=(const CleanupGuard&) = delete;
+    ~CleanupGuard() {
+        if (f) f();
     }
-    if (extra)
-        for (auto& [k, v] : *extra) m[k] = v;  // what the caller asked for explicitly wins
-    std::vector<std::string> out;
-    out.reserve(m.size());
-    for (auto& [k, v] : m) out.push_back(k + "=" + v);
-    return out;
-}
+    asio::awaitable<void> run(Runtime::blocking_executor_type pool) {
+        if (!f) co_return;
+        auto job = std::exchange(f, nullptr);
+        co_await Runtime::async_blocking(pool, std::move(job));
+    }
+};
 
 bool is_cancellation(const std::exception_ptr& e) {
     try {
@@ -263,7 +256,7 @@ std::optional<ToolExecutionFailure> write_all(int fd, std::string_view data, std
 // directory, then rename): the other links, which may lie outside the workspace,
 // keep their content.
 DispatchResult replace_file(int parent_fd, const std::string& base, const struct stat& target, const FilesWrite& p,
-                            std::string_view display) {
+                            std::string_view display, std::optional<std::pair<unsigned, unsigned>> owner) {
     // Only when the name is the file itself: a symlink in front of it would be
     // replaced instead of the file it names.
     struct stat named {};
@@ -288,6 +281,7 @@ DispatchResult replace_file(int parent_fd, const std::string& base, const struct
     {
         FdGuard g{fd};
         if (auto f = write_all(fd, p.data, display)) return *f;
+        if (owner && ::fchown(fd, owner->first, owner->second) != 0) return detail::os_failure(errno, display);
         (void)::fchmod(fd, static_cast<mode_t>(p.mode));  // exact mode, not masked; errors ignored
     }
     if (::renameat(parent_fd, tmp.c_str(), parent_fd, base.c_str()) != 0) return detail::os_failure(errno, display);
@@ -295,7 +289,7 @@ DispatchResult replace_file(int parent_fd, const std::string& base, const struct
     return FileWriteResult{static_cast<long long>(p.data.size())};
 }
 
-DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p) {
+DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p, std::optional<std::pair<unsigned, unsigned>> owner) {
     auto loc = sb.ws().locate(p.path);
     if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
     auto& l = std::get<Located>(loc);
@@ -319,9 +313,12 @@ DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return detail::os_failure(errno, l.display);
     if (!S_ISREG(st.st_mode)) return not_regular(l.display, st.st_mode);
-    if (st.st_nlink > 1) return replace_file(pfd, base, st, p, l.display);
+    if (st.st_nlink > 1) return replace_file(pfd, base, st, p, l.display, owner);
     if (::ftruncate(fd, 0) != 0) return detail::os_failure(errno, l.display);
     if (auto f = write_all(fd, p.data, l.display)) return *f;
+    // Commands run as another uid (bwrap under root) must be able to change what the
+    // host wrote for them.
+    if (owner && ::fchown(fd, owner->first, owner->second) != 0) return detail::os_failure(errno, l.display);
     (void)::fchmod(fd, static_cast<mode_t>(p.mode));  // exact mode, not masked; errors ignored
     return FileWriteResult{static_cast<long long>(p.data.size())};
 }
@@ -454,6 +451,7 @@ struct OpenWorkspace {
     std::string dir;
     bool confined;
     std::vector<std::string> aliases;
+    std::optional<std::pair<unsigned, unsigned>> owner;
     std::shared_ptr<Workspace> operator()() const {
         std::string d = dir;  // used exactly as given; a relative path stays relative
         if (!has_dir) {
@@ -461,14 +459,20 @@ struct OpenWorkspace {
             if (!::mkdtemp(tmpl.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp");
             d = tmpl;
         }
-        return std::make_shared<Workspace>(d, confined, aliases);
+        auto ws = std::make_shared<Workspace>(d, confined, aliases);
+        // Commands run as another uid (bwrap under root): the directory itself becomes
+        // theirs, or they could not write to it.
+        if (owner && ::fchownat(ws->dirfd(), "", owner->first, owner->second, AT_EMPTY_PATH) != 0)
+            throw std::system_error(errno, std::generic_category(), "cannot hand the workspace to the sandbox user");
+        return ws;
     }
 };
 }  // namespace
 
 asio::awaitable<SandboxPtr> HostBackend::async_open(std::optional<SandboxSpec> spec) {
     bool owned = !spec || !spec->working_dir;
-    OpenWorkspace job{!owned, owned ? std::string() : *spec->working_dir, options().confine_paths, workspace_aliases()};
+    OpenWorkspace job{!owned, owned ? std::string() : *spec->working_dir, options().confine_paths, workspace_aliases(),
+                     command_owner()};
     auto ws = co_await rath::async::Runtime::async_blocking(runtime().blocking_executor(), std::move(job));
     std::string handle = ws->handle();
     auto sb = std::make_shared<HostSandbox>(*this, handle, spec.value_or(SandboxSpec{}), std::move(ws), owned,
@@ -521,14 +525,14 @@ asio::awaitable<DispatchResult> HostBackend::async_dispatch(SandboxPtr sb, Paylo
                 return {};
         },
         p);
-    auto job = [hs, p = std::move(p), lim]() -> DispatchResult {
+    auto job = [hs, p = std::move(p), lim, owner = command_owner()]() -> DispatchResult {
         return std::visit(
             [&](auto& x) -> DispatchResult {
                 using T = std::decay_t<decltype(x)>;
                 if constexpr (std::is_same_v<T, FilesRead>)
                     return files_read(*hs, x, lim);
                 else if constexpr (std::is_same_v<T, FilesWrite>)
-                    return files_write(*hs, x);
+                    return files_write(*hs, x, owner);
                 else if constexpr (std::is_same_v<T, FilesList>)
                     return files_list(*hs, x);
                 else if constexpr (std::is_same_v<T, FilesExists>)
@@ -570,7 +574,13 @@ asio::awaitable<DispatchResult> HostBackend::run_command(SandboxPtr sb, CommandR
     FdGuard cwd_guard{cwd_fd};
     plan.cwd_fd = cwd_fd >= 0 ? cwd_fd : hs.ws().dirfd();
     plan.env = build_env(opts, c.env);
-    wrap_command(plan);
+    auto pool = runtime().blocking_executor();
+    auto wrap_job = [this, p = std::move(plan)]() mutable {
+        wrap_command(p);
+        return std::move(p);
+    };
+    plan = co_await rath::async::Runtime::async_blocking(pool, std::move(wrap_job));
+    CleanupGuard cleanup{std::move(plan.cleanup)};
 
     detail::SpawnRequest req;
     req.argv = plan.argv;
@@ -580,24 +590,29 @@ asio::awaitable<DispatchResult> HostBackend::run_command(SandboxPtr sb, CommandR
     std::optional<double> timeout = c.timeout ? c.timeout : opts.default_timeout;
     if (timeout) req.timeout = std::chrono::duration<double>(*timeout);
     req.max_output_bytes = opts.max_output_bytes;
+    DispatchResult result;
     try {
         auto o = co_await detail::async_run_process(std::move(req));
-        if (o.timed_out)
-            co_return ToolExecutionFailure{"timeout", detail::timeout_message(argv, *timeout), std::string("TimeoutExpired")};
-        CommandResult r;
-        r.exit_code = o.exit_code;
-        r.stdout_data = std::move(o.out);
-        r.stderr_data = std::move(o.err);
-        r.elapsed_ms = o.elapsed_ms;
-        r.stdout_truncated = o.out_truncated;
-        r.stderr_truncated = o.err_truncated;
-        co_return r;
+        if (o.timed_out) {
+            result = ToolExecutionFailure{"timeout", detail::timeout_message(argv, *timeout), std::string("TimeoutExpired")};
+        } else {
+            CommandResult r;
+            r.exit_code = o.exit_code;
+            r.stdout_data = std::move(o.out);
+            r.stderr_data = std::move(o.err);
+            r.elapsed_ms = o.elapsed_ms;
+            r.stdout_truncated = o.out_truncated;
+            r.stderr_truncated = o.err_truncated;
+            result = std::move(r);
+        }
     } catch (const std::system_error& e) {
-        co_return detail::os_failure(e.code().value(), argv[0]);
+        result = detail::os_failure(e.code().value(), argv[0]);
     } catch (const std::exception& e) {
         if (is_cancellation(std::current_exception())) throw;
-        co_return ToolExecutionFailure{"unexpected", e.what(), std::string("Exception")};
+        result = ToolExecutionFailure{"unexpected", e.what(), std::string("Exception")};
     }
+    co_await cleanup.run(pool);
+    co_return result;
 }
 
 asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) {
@@ -609,7 +624,7 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
     auto opts = options();
     auto pool = runtime().blocking_executor();
     std::string file = ".rath_code_" + random_hex32() + ".py";
-    auto write_job = [hs, file, code = c.code]() -> int {
+    auto write_job = [hs, file, code = c.code, owner = command_owner()]() -> int {
         int fd = ::openat(hs->ws().dirfd(), file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) return errno;
         FdGuard g{fd};
@@ -622,6 +637,7 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
             }
             off += static_cast<std::size_t>(n);
         }
+        if (owner && ::fchown(fd, owner->first, owner->second) != 0) return errno;  // readable by the sandbox user
         return 0;
     };
     int werr = co_await rath::async::Runtime::async_blocking(pool, std::move(write_job));
@@ -641,7 +657,12 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
     plan.workspace = hs->ws().real_path();
     plan.cwd_fd = hs->ws().dirfd();
     plan.env = build_env(opts, std::nullopt);
-    wrap_command(plan);
+    auto wrap_job = [this, p = std::move(plan)]() mutable {
+        wrap_command(p);
+        return std::move(p);
+    };
+    plan = co_await rath::async::Runtime::async_blocking(pool, std::move(wrap_job));
+    CleanupGuard cleanup{std::move(plan.cleanup)};
     detail::SpawnRequest req;
     req.argv = plan.argv;
     req.env = std::move(plan.env);
@@ -660,11 +681,14 @@ asio::awaitable<DispatchResult> HostBackend::run_code(SandboxPtr sb, CodeRun c) 
             if (o.exit_code != 0) r.error = decode_output(o.err);
             r.stdout_data = std::move(o.out);
             r.stderr_data = std::move(o.err);
+            r.stdout_truncated = o.out_truncated;
+            r.stderr_truncated = o.err_truncated;
             result = std::move(r);
         }
     } catch (const std::system_error& e) {
         result = detail::os_failure(e.code().value(), opts.python);
     }
+    co_await cleanup.run(pool);
     remove.done = true;
     auto unlink_job = [hs, file] { return ::unlinkat(hs->ws().dirfd(), file.c_str(), 0); };
     co_await rath::async::Runtime::async_blocking(pool, std::move(unlink_job));

@@ -1,6 +1,7 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/async/settled.hpp>
+#include <rath/backend/host_backend.hpp>
 #include <rath/session.hpp>
 #include <rath/tool/dispatch.hpp>
 #include <rath/tool/policy.hpp>
@@ -128,6 +129,14 @@ std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Ses
 
 namespace {
 
+// The host directory of the session's open sandbox when it runs on this host (what a
+// command's workspace-relative executable name refers to), else nullopt.
+std::optional<std::string> host_workspace(const Session& s) {
+    auto sb = s.sandbox();
+    if (!sb || sb->closed() || !dynamic_cast<const backend::HostBackend*>(&sb->backend())) return std::nullopt;
+    return sb->handle();
+}
+
 // The call with its failures turned into the dispatch result (§6.7), in one frame.
 asio::awaitable<ToolDispatchResult> guarded_call(FlowToolPtr t, Session s, json::object a) {
     std::exception_ptr err;
@@ -175,7 +184,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
 
     // 1. Policy: a denial never runs the tool and uses no budget.
     if (auto enforcer = tool_policy_enforcer(session)) {
-        if (auto reason = enforcer->check(tool->name(), args))
+        if (auto reason = enforcer->check_and_rewrite(tool->name(), args, host_workspace(session)))
             return rath::async::ready_awaitable(make_dispatch_result(
                 ToolReturn(backend::DispatchResult(backend::ToolExecutionFailure{"tool_policy_denied", *reason, tool->name()}))));
     }

@@ -4,12 +4,17 @@
 
 #include "lib/text/pyrepr.hpp"
 #include "lib/text/pystr.hpp"
+#include "lib/tool/shell_words.hpp"
+
+#include <boost/json/array.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 namespace rath::tool {
 
+namespace json = boost::json;
 using rath::detail::pyrepr;
 
 namespace {
@@ -46,44 +51,43 @@ bool under_root(const std::string& path, const std::string& root) {
     return path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
 }
 
-// shlex.split (POSIX mode); nullopt on unbalanced quotes or a trailing escape.
-std::optional<std::vector<std::string>> shell_split(const std::string& s) {
-    std::vector<std::string> out;
-    std::string cur;
-    bool in_token = false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        char c = s[i];
-        if (c == '\'') {
-            in_token = true;
-            auto e = s.find('\'', i + 1);
-            if (e == std::string::npos) return std::nullopt;
-            cur += s.substr(i + 1, e - i - 1);
-            i = e;
-        } else if (c == '"') {
-            in_token = true;
-            std::size_t k = i + 1;
-            for (; k < s.size() && s[k] != '"'; ++k) {
-                if (s[k] == '\\' && k + 1 < s.size() && (s[k + 1] == '"' || s[k + 1] == '\\' || s[k + 1] == '$' || s[k + 1] == '`'))
-                    ++k;
-                cur += s[k];
-            }
-            if (k >= s.size()) return std::nullopt;
-            i = k;
-        } else if (c == '\\') {
-            if (i + 1 >= s.size()) return std::nullopt;
-            in_token = true;
-            cur += s[++i];
-        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            if (in_token) out.push_back(std::move(cur));
-            cur.clear();
-            in_token = false;
-        } else {
-            in_token = true;
-            cur += c;
+std::string basename_of(const std::string& p) {
+    auto k = p.rfind('/');
+    return k == std::string::npos ? p : p.substr(k + 1);
+}
+
+std::string parent_path() {
+    const char* p = std::getenv("PATH");
+    return p ? p : "";
+}
+
+// The argv of a `cmd` argument: a string is split shell-free, a list is taken as is.
+// Returns the refusal reason in `why` instead.
+std::optional<std::vector<std::string>> command_argv(const json::value& cmd, std::string& why) {
+    if (cmd.is_string()) {
+        std::string text(cmd.get_string());
+        auto w = detail::split_shell_words(text);
+        if (!w.error.empty()) {
+            why = "command " + pyrepr(text) + " was refused: " + w.error;
+            return std::nullopt;
         }
+        return std::move(w.words);
     }
-    if (in_token) out.push_back(std::move(cur));
-    return out;
+    if (cmd.is_array()) {
+        std::vector<std::string> argv;
+        for (auto& v : cmd.get_array()) {
+            if (!v.is_string()) {
+                why = "command list elements must be strings";
+                return std::nullopt;
+            }
+            argv.emplace_back(v.get_string());
+        }
+        if (argv.empty()) why = "empty command";
+        if (argv.empty()) return std::nullopt;
+        return argv;
+    }
+    why = "command must be a string or a list of strings";
+    return std::nullopt;
 }
 
 struct Attachments {
@@ -110,7 +114,14 @@ long long ToolPolicyEnforcer::calls() const {
     return calls_;
 }
 
-std::optional<std::string> ToolPolicyEnforcer::check(const std::string& tool_name, const boost::json::object& args) {
+std::optional<std::string> ToolPolicyEnforcer::check(const std::string& tool_name, const json::object& args,
+                                                     const std::optional<std::string>& workspace) {
+    json::object copy = args;
+    return check_and_rewrite(tool_name, copy, workspace);
+}
+
+std::optional<std::string> ToolPolicyEnforcer::check_and_rewrite(const std::string& tool_name, json::object& args,
+                                                                 const std::optional<std::string>& workspace) {
     const auto& p = policy_;
     if (p.allow_tools && !p.allow_tools->count(tool_name))
         return "tool " + pyrepr(tool_name) + " is not in this session's allowlist";
@@ -124,21 +135,43 @@ std::optional<std::string> ToolPolicyEnforcer::check(const std::string& tool_nam
         }
     }
     if (!p.command_allow.empty() || !p.command_deny.empty()) {
+        std::optional<std::vector<std::string>> argv;
         if (auto it = args.find("cmd"); it != args.end()) {
-            std::optional<std::string> tok;
-            if (it->value().is_string()) {
-                auto parts = shell_split(std::string(it->value().get_string()));
-                if (!parts) return "command " + pyrepr(std::string(it->value().get_string())) + " could not be parsed";
-                if (!parts->empty()) tok = parts->front();
-            } else if (it->value().is_array() && !it->value().get_array().empty()) {
-                tok = rath::detail::py_str(it->value().get_array().front());
+            std::string why;
+            argv = command_argv(it->value(), why);
+            if (!argv) return why;
+        } else if (tool_name == "run_code") {
+            argv = std::vector<std::string>{"python3"};  // the code interpreter is a command too
+        }
+        if (argv) {
+            const std::string path_env = parent_path();
+            const std::string& given = argv->front();
+            auto exe = detail::resolve_executable(given, path_env, workspace);
+            if (!exe)
+                return "command " + pyrepr(given) +
+                       " was not found (a command policy runs only executables it resolves on PATH, by absolute "
+                       "path, or relative to an open sandbox workspace)";
+            auto same_file = [&](const std::string& entry) {
+                auto r = detail::resolve_executable(entry, path_env, std::nullopt);
+                return r && *r == *exe;
+            };
+            for (auto& entry : p.command_deny) {
+                const bool by_name = entry.find('/') == std::string::npos &&
+                                     (basename_of(given) == entry || basename_of(*exe) == entry);
+                if (by_name || same_file(entry)) return "command " + pyrepr(given) + " is denied by policy";
             }
-            std::string t = tok.value_or("");
-            if (!p.command_deny.empty() && std::find(p.command_deny.begin(), p.command_deny.end(), t) != p.command_deny.end())
-                return "command " + pyrepr(t) + " is denied by policy";
-            if (!p.command_allow.empty() &&
-                std::find(p.command_allow.begin(), p.command_allow.end(), t) == p.command_allow.end())
-                return "command " + pyrepr(t) + " is not in this session's allowlist";
+            if (!p.command_allow.empty() && std::none_of(p.command_allow.begin(), p.command_allow.end(), same_file))
+                return "command " + pyrepr(given) + " is not in this session's allowlist";
+            if (tool_name == "run_shell_command") {
+                // Runs exactly what was checked: no shell, and the resolved file (a
+                // workspace-relative name stays relative: inside a sandbox the
+                // workspace is mounted elsewhere, and the cwd is its root either way).
+                const bool workspace_relative = given.find('/') != std::string::npos && given.front() != '/';
+                if (!workspace_relative) argv->front() = *exe;
+                json::array a;
+                for (auto& w : *argv) a.emplace_back(w);
+                args["cmd"] = std::move(a);
+            }
         }
     }
     if (p.max_calls) {

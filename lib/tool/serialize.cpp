@@ -54,8 +54,8 @@ json::value project_backend(const rb::DispatchResult& r) {
                 static_assert(std::is_same_v<T, rb::CodeResult>);
                 json::object o;
                 o["text"] = x.text ? json::value(*x.text) : json::value(nullptr);
-                o["stdout"] = rb::decode_output(x.stdout_data);
-                o["stderr"] = rb::decode_output(x.stderr_data);
+                o["stdout"] = with_marker(rb::decode_output(x.stdout_data), x.stdout_truncated);
+                o["stderr"] = with_marker(rb::decode_output(x.stderr_data), x.stderr_truncated);
                 o["error"] = x.error ? json::value(*x.error) : json::value(nullptr);
                 return o;
             }

@@ -75,7 +75,21 @@ public:
 
 protected:
     rb::Payload payload(const json::object& args) const override {
-        std::string cmd = rath::detail::py_str(required(args, "cmd"));
+        const auto& raw = required(args, "cmd");
+        if (raw.is_array()) {
+            // The argv form: what a command policy turns a checked string into (policy.hpp);
+            // it runs without a shell.
+            std::vector<std::string> argv;
+            std::size_t total = 0;
+            for (auto& v : raw.get_array()) {
+                argv.push_back(rath::detail::py_str(v));
+                total += rath::detail::count_code_points(argv.back()) + 1;
+            }
+            if (argv.empty()) throw ToolArgumentError("empty command", "ValueError");
+            if (total > max_shell_command_chars) throw ToolArgumentError("command too long", "ValueError");
+            return rb::CommandRun{.cmd = std::move(argv)};
+        }
+        std::string cmd = rath::detail::py_str(raw);
         if (cmd.find('\n') != std::string::npos || cmd.find('\r') != std::string::npos)
             throw ToolArgumentError("multiline commands are rejected", "ValueError");
         if (rath::detail::count_code_points(cmd) > max_shell_command_chars) throw ToolArgumentError("command too long", "ValueError");

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <fstream>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <thread>
 
@@ -196,6 +197,35 @@ TEST_CASE("a 100 MB output flood is capped drained and flagged") {
         // An endless flood ends at the timeout instead of hanging or exhausting memory.
         auto y = sb->dispatch(shell("yes", 1.0));
         CHECK(failure(y).kind == "timeout");
+        f.b.close(sb);
+    }
+}
+
+TEST_CASE("a 3 GB command output and a code run flood stay within the cap in memory and are flagged") {
+    for (auto& name : confined_backends()) {
+        CAPTURE(name);
+        Fresh f(name);
+        auto& hb = dynamic_cast<rb::HostBackend&>(f.b);
+        auto o = hb.options();
+        o.max_output_bytes = 1 << 20;
+        hb.set_options(o);
+        auto sb = f.b.open();
+        rusage before{};
+        ::getrusage(RUSAGE_SELF, &before);
+        auto r = as<rb::CommandResult>(sb->dispatch(shell("head -c 3G /dev/zero; echo end >&2", 120)));
+        rusage after{};
+        ::getrusage(RUSAGE_SELF, &after);
+        CHECK(r.exit_code == 0);
+        CHECK(r.stdout_data.size() == (1u << 20));
+        CHECK(r.stdout_truncated);
+        CHECK(r.stderr_data == "end\n");
+        CHECK(after.ru_maxrss - before.ru_maxrss < 256 * 1024);  // KiB: nowhere near 3 GB was kept
+        auto code = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{
+            .code = "import sys\nfor _ in range(64):\n    sys.stderr.buffer.write(b'x' * (1 << 20))\nprint('done')"}));
+        CHECK(code.stdout_data == "done\n");
+        CHECK_FALSE(code.stdout_truncated);
+        CHECK(code.stderr_data.size() == (1u << 20));
+        CHECK(code.stderr_truncated);
         f.b.close(sb);
     }
 }

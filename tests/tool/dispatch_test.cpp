@@ -91,6 +91,10 @@ TEST_CASE("long file content entry lists and inline values are cut as specified"
     auto out = std::string(cmd.projection.at("stdout").as_string());
     CHECK(out.rfind(std::string(20000, 'z'), 0) == 0);
     CHECK(out.find("truncated") != std::string::npos);
+    auto code = rt::make_dispatch_result(
+        rb::DispatchResult(rb::CodeResult{.stdout_data = "ok", .stderr_data = "e", .stderr_truncated = true}));
+    CHECK(code.projection.at("stdout").as_string() == "ok");
+    CHECK(code.projection.at("stderr").as_string() == "e\n...(output truncated by the sandbox output cap)");
 }
 
 TEST_CASE("a throwing resource key or tool body becomes a tool execution exception") {

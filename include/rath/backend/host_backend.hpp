@@ -13,32 +13,42 @@
 #include <rath/backend/backend.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rath::backend {
 
-// How a command's environment is built from the runtime's own.
+// How a command's environment is built from the runtime's own. What this can and
+// cannot hide: it decides only the child's initial environment. On `local` and
+// `trusted-host` a command runs as the runtime's own user, so it can still read
+// /proc/<runtime pid>/environ (the runtime's original environment, credentials
+// included), the runtime's files (config, keys) and, as root, anything at all.
+// Only a confined backend (bwrap, opensandbox) keeps credentials away from commands.
 enum class EnvMode {
     inherit,             // the whole parent environment (Python's baseline)
-    scrub_credentials,   // the parent environment minus names matching credential_patterns
+    scrub_credentials,   // the parent environment minus credential-looking variables
     allowlist,           // only the names in env_allow
 };
 
 struct HostOptions {
     bool confine_paths = true;  // false only for trusted-host
     EnvMode env_mode = EnvMode::scrub_credentials;
-    // fnmatch patterns of variable names that never reach a command (scrub mode).
-    std::vector<std::string> credential_patterns = {"*_API_KEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY",
-                                                    "*_PASSWORD", "*_ACCESS_KEY_ID", "*_SECRET_ACCESS_KEY"};
-    // scrub mode: names kept even when they match a pattern; allowlist mode: the names passed.
+    // scrub mode drops every variable whose name contains KEY, TOKEN, SECRET, PASSWORD,
+    // PASSWD, CREDENTIAL or AUTH (any case), and *URL variables whose value carries
+    // URL credentials (user:pass@); these fnmatch patterns of names are dropped too.
+    std::vector<std::string> credential_patterns = {};
+    // scrub mode: names kept even when they look like credentials; allowlist mode: the names passed.
     std::vector<std::string> env_allow = {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER",
                                           "LOGNAME", "SHELL", "TMPDIR"};
-    std::size_t max_output_bytes = std::size_t{16} << 20;  // per stream; the rest is drained
+    // Per stream (stdout, stderr) of a command or code run: past this the pipe is
+    // drained and dropped, and the result is flagged truncated.
+    std::size_t max_output_bytes = std::size_t{16} << 20;
     // Applied to command and code runs whose payload has no timeout (nullopt: none).
     std::optional<double> default_timeout = 600.0;
     std::string python = "python3";                       // interpreter for CodeRun
@@ -83,9 +93,16 @@ protected:
         int cwd_fd = -1;
         std::string cwd_rel;     // relative to the workspace root ("" = root)
         std::string workspace;   // the workspace's real host path
+        // Runs on the blocking pool once the process has been reaped (also after a
+        // timeout, a spawn failure or cancellation); set by wrap_command.
+        std::function<void()> cleanup;
     };
-    // Hook for sandboxing wrappers (bwrap); the default runs the command as is.
+    // Hook for sandboxing wrappers (bwrap); the default runs the command as is. Runs
+    // on the blocking pool (it may touch the filesystem).
     virtual void wrap_command(CommandPlan& plan) const;
+    // The uid/gid commands run as when that differs from the runtime's (bwrap under
+    // root): the workspace directory and the code-run script are handed to it.
+    [[nodiscard]] virtual std::optional<std::pair<unsigned, unsigned>> command_owner() const { return std::nullopt; }
     // Extra absolute prefixes that name the workspace root (bwrap: "/workspace").
     [[nodiscard]] virtual std::vector<std::string> workspace_aliases() const { return {}; }
 

@@ -46,6 +46,8 @@ struct CodeResult {
     std::string stdout_data{};
     std::string stderr_data{};
     std::optional<std::string> error{};
+    bool stdout_truncated = false;  // as CommandResult: output past the cap was drained and dropped
+    bool stderr_truncated = false;
     bool operator==(const CodeResult&) const = default;
 };
 

@@ -22,7 +22,11 @@ namespace rath::tool {
 struct ToolPolicy {
     std::optional<std::set<std::string>> allow_tools{};  // set (even empty): only these names
     std::vector<std::string> fs_roots{};                 // args.path must lie under one
-    std::vector<std::string> command_allow{};            // first token of args.cmd
+    // Executables, by bare name (looked up on PATH) or absolute path; matched by the
+    // canonical path of the file (symlinks resolved). A deny entry without '/' also
+    // matches any executable with that base name. Setting either list makes commands
+    // run without a shell (see check_and_rewrite).
+    std::vector<std::string> command_allow{};
     std::vector<std::string> command_deny{};
     std::optional<long long> max_calls{};                // per session
 };
@@ -36,7 +40,20 @@ public:
     explicit ToolPolicyEnforcer(ToolPolicy policy);
     [[nodiscard]] const ToolPolicy& policy() const noexcept { return policy_; }
     // The denial reason, or nullopt (and one call of the budget used).
-    [[nodiscard]] std::optional<std::string> check(const std::string& tool_name, const boost::json::object& args);
+    //
+    // With a command list set, an argument `cmd` (any tool) is turned into an argv:
+    // a string is split shell-free (quotes and escapes; shell operators, expansions,
+    // globs and newlines are refused, see lib/tool/shell_words.hpp), a list is taken
+    // as is. argv[0] is resolved to a canonical path (PATH of this process, absolute,
+    // or relative to `workspace`, the open sandbox's host directory if any); a name
+    // that does not resolve is refused. `run_code` counts as running `python3`.
+    // For `run_shell_command`, check_and_rewrite replaces `cmd` by that argv with
+    // argv[0] the resolved path (workspace-relative names stay relative), so the
+    // backend executes it without a shell: what was checked is what runs.
+    [[nodiscard]] std::optional<std::string> check(const std::string& tool_name, const boost::json::object& args,
+                                                   const std::optional<std::string>& workspace = std::nullopt);
+    [[nodiscard]] std::optional<std::string> check_and_rewrite(const std::string& tool_name, boost::json::object& args,
+                                                               const std::optional<std::string>& workspace = std::nullopt);
     [[nodiscard]] long long calls() const;
 
 private:
