@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -431,7 +432,7 @@ TEST_CASE("listing sorts by creation time and reports chunk counts and closed st
     write_file(home.sessions() / (a + ".jsonl"),
          header_line(a, "2024-05-01T00:00:00+00:00") +
              "{\"record_type\": \"chunk\", \"index\": 0, \"kind\": \"user\", \"payload\": {\"content\": \"x\"}}\n"
-             "{\"record_type\": \"trailer\"}\n");
+             "{\"record_type\": \"trailer\", \"final_chunk_count\": 1}\n");
     write_file(home.sessions() / (b + ".jsonl.__partial__"), header_line(b, "2023-01-01T00:00:00.5+00:00"));
     write_file(home.sessions() / "notes.txt", "not a session");
     auto list = list_persisted_sessions();
@@ -451,15 +452,30 @@ TEST_CASE("listing skips foreign and corrupt session files with a warning naming
     persist(good);
     write_file(home.sessions() / "garbage.jsonl", "hello there\n");
     write_file(home.sessions() / "array.jsonl", "[]\n");
+    // Loads of JSON, wrong structure: a chunk index missing.
+    Session gap = Session::from_user_message("gap");
+    gap.append_chunk(user_text_chunk("more"));
+    auto gap_text = read_file(persist(gap));
+    gap_text.erase(gap_text.find('\n') + 1, gap_text.find('\n', gap_text.find('\n') + 1) - gap_text.find('\n'));
+    write_file(session_file_path(gap.id()), gap_text);
     std::vector<PersistenceError> skipped;
     auto list = list_persisted_sessions({.skipped = &skipped});
     REQUIRE(list.size() == 1);
     CHECK(list[0].id == good.id());
-    REQUIRE(skipped.size() == 2);
-    CHECK(skipped[0].path() == (home.sessions() / "array.jsonl").string());
-    CHECK(std::string(skipped[0].what()).find("array.jsonl:1: record must be a JSON object, got list") != std::string::npos);
-    CHECK(std::string(skipped[1].what()).find("garbage.jsonl:1: invalid JSON") != std::string::npos);
-    CHECK(log.messages("rath.session.persistence").size() == 2);
+    REQUIRE(skipped.size() == 3);
+    // In file name order; the gap file's name is a random UUID.
+    auto of = [&](const std::string& name) -> const PersistenceError& {
+        auto it = std::find_if(skipped.begin(), skipped.end(),
+                               [&](const PersistenceError& e) { return e.path() == (home.sessions() / name).string(); });
+        REQUIRE(it != skipped.end());
+        return *it;
+    };
+    CHECK(std::string(of("array.jsonl").what()).find("array.jsonl:1: record must be a JSON object, got list") !=
+          std::string::npos);
+    CHECK(std::string(of("garbage.jsonl").what()).find("garbage.jsonl:1: invalid JSON") != std::string::npos);
+    CHECK(std::string(of(gap.id() + ".jsonl").what()).find(gap.id() + ".jsonl:2: chunk index 1 where 0 was expected") !=
+          std::string::npos);
+    CHECK(log.messages("rath.session.persistence").size() == 3);
 }
 
 TEST_CASE("resumable pairs keep rows and target and pick the agent prompt") {

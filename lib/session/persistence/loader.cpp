@@ -412,37 +412,18 @@ bool ends_with(const std::string& s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The same checks as loading: a file that would not load is not listed.
 PersistedSessionMeta scan_meta(const fs::path& path) {
-    std::string text = read_file(path);
+    PersistedSession p = load_file(path, std::nullopt);
     PersistedSessionMeta m;
-    m.path = canonical_or_absolute(path);
-    bool have_header = false;
-    for_each_line(text, [&](std::size_t lineno, std::string_view line) {
-        LineError err{path, lineno};
-        boost::json::object rec = parse_record(path, lineno, line);
-        std::string rt = record_type(rec);
-        if (rt == "header") {
-            if (have_header) return;  // only the first header counts here
-            int v = declared_version(rec);
-            try {
-                rec = upgrade_header(std::move(rec), v);
-            } catch (const SessionError& e) {
-                throw err(e.what());
-            }
-            auto h = decode_header(rec, v, err);
-            m.id = h.id;
-            m.created_at = h.created_at;
-            m.created_at_time = h.created_at_time;
-            m.lineage_operator = h.lineage_operator;
-            m.lineage_kind = h.lineage_kind;
-            have_header = true;
-        } else if (rt == "chunk") {
-            ++m.chunk_count;
-        } else if (rt == "trailer") {
-            m.closed = true;
-        }
-    });
-    if (!have_header) throw PersistenceError(path.string() + ": no header record found", path.string());
+    m.id = p.header.id;
+    m.path = p.path;
+    m.created_at = p.header.created_at;
+    m.created_at_time = p.header.created_at_time;
+    m.lineage_operator = p.header.lineage_operator;
+    m.lineage_kind = p.header.lineage_kind;
+    m.chunk_count = p.chunks.size();
+    m.closed = p.closed;
     return m;
 }
 

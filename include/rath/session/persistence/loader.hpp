@@ -81,7 +81,8 @@ struct ListOptions {
     std::vector<PersistenceError>* skipped = nullptr;
 };
 // Every *.jsonl and *.jsonl.__partial__ file, sorted by created_at (stable). A missing
-// directory lists nothing; other files are not ours and are ignored.
+// directory lists nothing; other files are not ours and are ignored; a file that would
+// not load (any of the checks above) is skipped with a warning.
 [[nodiscard]] std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& options = {});
 // Deletes the target file (and, without `path`, the partial); true if anything went.
 bool delete_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);
