@@ -185,11 +185,29 @@ TEST_CASE("tool result rows keep their payload keys on disk") {
     rath::test::TempHome home;
     Session s;
     SessionWriter w(s);
-    w.write_chunk(7, *tool_feedback_chunk("call_1", "shell", "{\"exit_code\": 0}"));
+    w.write_chunk(0, *tool_feedback_chunk("call_1", "shell", "{\"exit_code\": 0}"));
     w.close();
     CHECK(lines_of(w.path())[1] ==
-          "{\"record_type\": \"chunk\", \"index\": 7, \"kind\": \"tool_result\", \"payload\": {\"tool_call_id\": "
+          "{\"record_type\": \"chunk\", \"index\": 0, \"kind\": \"tool_result\", \"payload\": {\"tool_call_id\": "
           "\"call_1\", \"name\": \"shell\", \"content\": \"{\\\"exit_code\\\": 0}\"}}");
+}
+
+TEST_CASE("a chunk index other than the next one is refused and nothing is written") {
+    rath::test::TempHome home;
+    Session s = Session::from_user_message("x");
+    SessionWriter w(s);
+    w.write_chunk(0, *s.chunks()[0]);
+    for (std::size_t bad : {std::size_t{0}, std::size_t{2}})
+        CHECK_THROWS_WITH_AS(w.write_chunk(bad, *s.chunks()[0]),
+                             ("SessionWriter(" + w.path().string() + "): chunk index " + std::to_string(bad) +
+                              " where 1 was expected")
+                                 .c_str(),
+                             PersistenceError);
+    w.write_chunk(1, *user_text_chunk("y"));
+    w.close();
+    auto p = load_session(s.id());
+    CHECK(p.chunks.size() == 2);
+    CHECK(w.chunks_written() == 2);
 }
 
 TEST_CASE("a second writer on the same session is refused even in the same process") {

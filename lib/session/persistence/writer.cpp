@@ -149,6 +149,11 @@ void SessionWriter::write_chunk(std::size_t index, const ChunkRow& row) {
     if (finished_ || fd_ < 0)
         throw PersistenceError("SessionWriter(" + final_.string() + ") is closed; cannot append more chunks",
                                final_.string());
+    // The loader takes chunks 0, 1, 2, ... only: a file it would refuse is never written.
+    if (index != chunks_written_)
+        throw PersistenceError("SessionWriter(" + final_.string() + "): chunk index " + std::to_string(index) +
+                                   " where " + std::to_string(chunks_written_) + " was expected",
+                               final_.string());
     write_line(record_line(make_chunk_record(index, row)));
     ++chunks_written_;
 }

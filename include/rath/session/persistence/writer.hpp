@@ -44,7 +44,9 @@ public:
     SessionWriter(const SessionWriter&) = delete;
     SessionWriter& operator=(const SessionWriter&) = delete;
 
-    // Appends one chunk record. Throws PersistenceError after close()/abandon().
+    // Appends one chunk record; `index` must be chunks_written() (rows 0, 1, 2, ... in
+    // order, as the loader requires). Throws PersistenceError after close()/abandon()
+    // or for another index (nothing is written).
     void write_chunk(std::size_t index, const ChunkRow& row);
     // Trailer, unlock, rename partial -> final. Idempotent.
     void close();
