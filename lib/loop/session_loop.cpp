@@ -7,6 +7,7 @@
 #include <rath/async/runtime.hpp>
 #include <rath/async/settled.hpp>
 #include <rath/async/task_group.hpp>
+#include <rath/async/this_thread.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
@@ -254,7 +255,10 @@ asio::awaitable<std::string> content_of(asio::awaitable<tool::ToolDispatchResult
 // Not a coroutine: the dispatcher takes the call's lane place now, when the loop
 // initiates the call.
 asio::awaitable<std::string> LoopExecutor::do_dispatch_tool(Session out, tool::FlowToolPtr tool, json::object arguments) {
-    return content_of(tool::async_dispatch_flow_tool(std::move(out), std::move(tool), std::move(arguments)));
+    // On the runtime the loop runs on (LoopOptions::runtime): its lanes and its blocking
+    // pool, not the default runtime's.
+    return content_of(tool::async_dispatch_flow_tool(std::move(out), std::move(tool), std::move(arguments),
+                                                     async::current_runtime()));
 }
 
 Session run_session_loop(const Session& user, const Session& agent, LoopOptions options) {

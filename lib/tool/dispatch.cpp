@@ -118,10 +118,11 @@ std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Ses
             lane += "\x1fsandbox:" + std::string(sb->backend_name()) + ":" + sb->handle();
         else
             append_session_part(lane, session);
-    } else if (tool.parallel_safe()) {
-        // A parallel-safe tool declares it keeps no shared state: its keys order calls
-        // within one session's transcript, never across sessions (a process-wide lane
-        // would serialize a fan-out of thousands of sessions on one key).
+    } else {
+        // Every tool orders calls within one session's transcript, never across
+        // sessions: a process-wide lane would serialize a fan-out of thousands of
+        // sessions on one tool. A tool that is not parallel-safe runs one call at a time
+        // per session; state it shares across sessions is its own to guard.
         append_session_part(lane, session);
     }
     return lane;
@@ -199,13 +200,12 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
         return rath::async::ready_awaitable(make_dispatch_result(ToolReturn(backend::DispatchResult(exception_failure(e)))));
     }
 
-    // 3. The lane (FIFO per lane, parallel across lanes), then the call. Sandbox-scoped
-    //    tools take the session's lane first (keeps one session's calls in call order
-    //    even while its sandbox is being opened lazily), then the sandbox's lane (two
-    //    sessions sharing a sandbox take turns). Always in that order: no cycles.
-    //    Parallel-safe tools are laned per session too (see lane_key).
-    const bool per_session = tool->sandbox_scoped() || tool->parallel_safe();
-    const std::size_t suffix = per_session ? session_part.size() + session.id().size() : 0;
+    // 3. The lane (FIFO per lane, parallel across lanes), then the call. Every lane is
+    //    one session's (see lane_key). Sandbox-scoped tools take the session's lane
+    //    first (keeps one session's calls in call order even while its sandbox is being
+    //    opened lazily), then the sandbox's lane (two sessions sharing a sandbox take
+    //    turns). Always in that order: no cycles.
+    const std::size_t suffix = session_part.size() + session.id().size();
     std::string base = base_lane(*tool, key, suffix);
     // Only a sandbox-scoped tool needs the frame that opens the sandbox and its lane
     // (and keeps `base` for it); the others' lane is `base` itself, grown in place.
@@ -216,7 +216,7 @@ asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(Session session_in,
     } else {
         outer = std::move(base);
     }
-    if (per_session) append_session_part(outer, session);
+    append_session_part(outer, session);
     auto op = tool->sandbox_scoped() ? sandbox_call(rt, tool, session, std::move(args), std::move(base))
                                      : guarded_call(tool, session, std::move(args));
     return rt.strands().async_run(std::move(outer), std::move(op));

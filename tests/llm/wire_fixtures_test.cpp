@@ -174,7 +174,8 @@ TEST_SUITE("wire_fixtures") {
         const fs::path wire = fixtures_dir() / "wire";
         REQUIRE_MESSAGE(fs::is_directory(wire), "fixtures not found at " << wire.string());
         auto samples = collect_samples(wire);
-        CHECK(samples.size() >= 29);
+        // Whatever set it is given (RATH_FIXTURES_DIR), as long as there is one.
+        REQUIRE_MESSAGE(!samples.empty(), "no wire samples under " << wire.string());
         rath::async::Runtime rt({.threads = 2});
         int checked = 0;
         for (const auto& s : samples) {

@@ -1,5 +1,7 @@
 #include "loop/loop_support.hpp"
+#include "support/env.hpp"
 #include "support/gauge.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
@@ -9,6 +11,8 @@
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/session/lineage_recorder.hpp>
+#include <rath/session/persistence/loader.hpp>
+#include <rath/session/persistence/paths.hpp>
 #include <rath/session/registry.hpp>
 #include <rath/loop/session_loop.hpp>
 #include <rath/tool/typed_tool.hpp>
@@ -25,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 namespace asio = boost::asio;
 namespace json = boost::json;
@@ -641,6 +646,59 @@ TEST_CASE("persist writes the transcript through the JSONL writer") {
     CHECK(lines == 4);  // header, 2 chunks, trailer
     CHECK(last.find("trailer") != std::string::npos);
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("each run of an agent with a persist_path template or directory writes its own file") {
+    rath::test::TempHome home;
+    rath::test::TempDir dir;
+    auto s = rath::test::scripted();
+    s.client->rule(rath::test::text("saved"));
+    for (auto configured : {dir.path() / "run-{session_id}.jsonl", dir.path() / "by-id" / ""}) {
+        rath::flow::AgentOptions o;
+        o.loop.provider = s.provider;
+        o.loop.client = s.client;
+        o.loop.persist_path = configured;
+        rath::flow::Agent agent("be brief", o);
+        // Started together: both runs write at once.
+        Session a = agent(Session::from_user_message("one"));
+        Session b = agent(Session::from_user_message("two"));
+        REQUIRE(a.chunks().size() == 2);
+        REQUIRE(b.chunks().size() == 2);
+        for (const Session& out : {a, b}) {
+            auto file = rath::persistence::persist_path_for(configured, out.id());
+            auto p = rath::persistence::load_session(out.id(), file);
+            CHECK(p.closed);
+            CHECK(p.chunks == out.chunks());
+        }
+    }
+}
+
+TEST_CASE("a fixed persist_path written by one run refuses a concurrent second run with a clear error") {
+    rath::test::TempHome home;
+    rath::test::TempDir dir;
+    rath::async::Lazy<void> gate;
+    auto exec = std::make_shared<GateExecutor>(gate);
+    auto fixed = dir.path() / "run.jsonl";
+    Session first = rath::run_session_loop(Session::from_user_message("one"), agent_session(),
+                                           {.executor = exec, .persist_path = fixed});
+    // The first run holds the file once its header is on disk (it then waits on the gate).
+    auto partial = rath::persistence::partial_path_for(fixed);
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!std::filesystem::exists(partial) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    REQUIRE(std::filesystem::exists(partial));
+    Session second = rath::run_session_loop(Session::from_user_message("two"), agent_session(),
+                                            {.executor = exec, .persist_path = fixed});
+    CHECK_THROWS_WITH_AS(second.chunks(),
+                         doctest::Contains(("is already being written by session " + first.id() +
+                                            " in this process; put {session_id} in the path or name a directory")
+                                               .c_str()),
+                         rath::PersistenceError);
+    gate.set_value();
+    CHECK(first.chunks().size() == 2);
+    auto p = rath::persistence::load_session(first.id(), fixed);  // the first run's file, whole
+    CHECK(p.closed);
+    CHECK(p.chunks == first.chunks());
 }
 
 TEST_CASE("the coroutine form returns the finished session") {

@@ -11,7 +11,10 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -182,11 +185,29 @@ TEST_CASE("tool result rows keep their payload keys on disk") {
     rath::test::TempHome home;
     Session s;
     SessionWriter w(s);
-    w.write_chunk(7, *tool_feedback_chunk("call_1", "shell", "{\"exit_code\": 0}"));
+    w.write_chunk(0, *tool_feedback_chunk("call_1", "shell", "{\"exit_code\": 0}"));
     w.close();
     CHECK(lines_of(w.path())[1] ==
-          "{\"record_type\": \"chunk\", \"index\": 7, \"kind\": \"tool_result\", \"payload\": {\"tool_call_id\": "
+          "{\"record_type\": \"chunk\", \"index\": 0, \"kind\": \"tool_result\", \"payload\": {\"tool_call_id\": "
           "\"call_1\", \"name\": \"shell\", \"content\": \"{\\\"exit_code\\\": 0}\"}}");
+}
+
+TEST_CASE("a chunk index other than the next one is refused and nothing is written") {
+    rath::test::TempHome home;
+    Session s = Session::from_user_message("x");
+    SessionWriter w(s);
+    w.write_chunk(0, *s.chunks()[0]);
+    for (std::size_t bad : {std::size_t{0}, std::size_t{2}})
+        CHECK_THROWS_WITH_AS(w.write_chunk(bad, *s.chunks()[0]),
+                             ("SessionWriter(" + w.path().string() + "): chunk index " + std::to_string(bad) +
+                              " where 1 was expected")
+                                 .c_str(),
+                             PersistenceError);
+    w.write_chunk(1, *user_text_chunk("y"));
+    w.close();
+    auto p = load_session(s.id());
+    CHECK(p.chunks.size() == 2);
+    CHECK(w.chunks_written() == 2);
 }
 
 TEST_CASE("a second writer on the same session is refused even in the same process") {
@@ -194,12 +215,13 @@ TEST_CASE("a second writer on the same session is refused even in the same proce
     Session s;
     SessionWriter first(s);
     CHECK_THROWS_WITH_AS(SessionWriter{s},
-                         ("another process is already writing to '" + first.partial_path().string() +
-                          "'; refusing to interleave appends")
+                         ("'" + first.path().string() + "' is already being written by session " + s.id() +
+                          " in this process; put {session_id} in the path or name a directory, so that each run "
+                          "writes its own file")
                              .c_str(),
                          PersistenceError);
     first.abandon();
-    SessionWriter again(s);  // the lock went with abandon
+    SessionWriter again(s);  // the claim and the lock went with abandon
     again.write_chunk(0, *user_text_chunk("fresh"));
     again.close();
     auto p = load_session(s.id());  // one header: the stale partial was started over
@@ -208,6 +230,73 @@ TEST_CASE("a second writer on the same session is refused even in the same proce
     SessionWriter after_close(s);  // and with close
     after_close.close();
     CHECK(load_session(s.id()).chunks.empty());
+}
+
+TEST_CASE("a partial locked by another writer's open file is refused") {
+    rath::test::TempHome home;
+    Session s;
+    // What a writer in another process holds: an exclusive flock on the partial.
+    fs::create_directories(home.sessions());
+    auto partial = session_partial_path(s.id());
+    int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    CHECK_THROWS_WITH_AS(SessionWriter{s},
+                         ("another process is already writing to '" + partial.string() +
+                          "'; refusing to interleave appends (put {session_id} in the path or name a directory, so "
+                          "that each run writes its own file)")
+                             .c_str(),
+                         PersistenceError);
+    ::close(fd);
+    SessionWriter w(s);  // the failed writer left no claim behind
+    w.close();
+    CHECK(load_session(s.id()).closed);
+}
+
+TEST_CASE("a fixed path shared by two sessions at once is refused naming the session that holds it") {
+    rath::test::TempHome home;
+    rath::test::TempDir dir;
+    Session a = Session::from_user_message("a"), b = Session::from_user_message("b");
+    auto fixed = dir.path() / "run.jsonl";
+    SessionWriter wa(a, {.path = fixed});
+    CHECK_THROWS_WITH_AS(SessionWriter(b, {.path = fixed}),
+                         doctest::Contains(("is already being written by session " + a.id() +
+                                            " in this process; put {session_id} in the path")
+                                               .c_str()),
+                         PersistenceError);
+    wa.write_chunk(0, *a.chunks()[0]);
+    wa.close();
+    CHECK(load_session(a.id(), fixed).chunks.size() == 1);  // a's file was not touched by b
+    SessionWriter wb(b, {.path = fixed});                    // one after the other is the caller's choice
+    wb.close();
+    CHECK(load_session_file(fixed).header.id == b.id());
+}
+
+TEST_CASE("a persist path template or directory gives each session its own file") {
+    rath::test::TempHome home;
+    rath::test::TempDir dir;
+    Session a = Session::from_user_message("a"), b = Session::from_user_message("b");
+    auto canon = fs::canonical(dir.path());
+    CHECK(persist_path_for(dir.path() / "run-{session_id}.jsonl", a.id()) == dir.path() / ("run-" + a.id() + ".jsonl"));
+    CHECK(persist_path_for(dir.path() / "{session_id}" / "{session_id}.jsonl", a.id()) ==
+          dir.path() / a.id() / (a.id() + ".jsonl"));
+    CHECK(persist_path_for(dir.path(), a.id()) == dir.path() / (a.id() + ".jsonl"));             // an existing directory
+    CHECK(persist_path_for(dir.path() / "new" / "", a.id()) == dir.path() / "new" / (a.id() + ".jsonl"));  // trailing /
+    CHECK(persist_path_for(dir.path() / "fixed.jsonl", a.id()) == dir.path() / "fixed.jsonl");
+
+    // Both open at once: no conflict, one file each.
+    SessionWriter wa(a, {.path = dir.path() / "t-{session_id}.jsonl"});
+    SessionWriter wb(b, {.path = dir.path() / "t-{session_id}.jsonl"});
+    SessionWriter da(a, {.path = dir.path() / "by-id" / ""});
+    SessionWriter db(b, {.path = dir.path() / "by-id" / ""});
+    CHECK(wa.path() == canon / ("t-" + a.id() + ".jsonl"));
+    CHECK(db.path() == canon / "by-id" / (b.id() + ".jsonl"));
+    for (SessionWriter* w : {&wa, &wb, &da, &db}) w->close();
+    CHECK(load_session(a.id(), wa.path()).header.id == a.id());
+    CHECK(load_session(b.id(), wb.path()).header.id == b.id());
+    // A directory's files are named like the sessions directory's: they load by id too.
+    CHECK(load_session_file(da.path()).header.id == a.id());
+    CHECK(load_session_file(db.path()).header.id == b.id());
 }
 
 TEST_CASE("writers of different sessions do not collide") {

@@ -8,6 +8,8 @@
 #include <boost/json/parse.hpp>
 
 #include <cstdio>
+#include <map>
+#include <mutex>
 
 using namespace rath::test;
 namespace rb = rath::backend;
@@ -138,7 +140,7 @@ TEST_CASE("schemas derived from described structs cover optional vector and bool
     CHECK(bad.projection.at("message").as_string() == "ValueError: argument 'ids[1]': expected integer, got str");
 }
 
-TEST_CASE("one unsafe tool instance never runs twice at once") {
+TEST_CASE("one unsafe tool instance never runs twice at once for one session") {
     Gauge g;
     auto t = sleeping_tool("unsafe_sleep", g, {.parallel_safe = false}, false);
     rath::Session s;
@@ -148,6 +150,47 @@ TEST_CASE("one unsafe tool instance never runs twice at once") {
         calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(s, t, json::object{{"key", std::to_string(i % 3)}})));
     for (auto& c : calls) CHECK_FALSE(c.get().failed);
     CHECK(g.peak == 1);
+}
+
+TEST_CASE("an unsafe tool runs at once for many sessions and one call at a time within each") {
+    // Each session's calls record their order; the tool is not parallel-safe.
+    constexpr int sessions_n = 8, calls_n = 4;
+    Gauge all;
+    std::vector<Gauge> per(sessions_n);
+    std::mutex mu;
+    std::map<std::string, std::vector<long long>> order;
+    auto t = rt::make_tool<AddArgs>(
+        "unsafe_fanout", "records its calls",
+        [&](rath::Session s, AddArgs a) -> boost::asio::awaitable<json::value> {
+            auto& g = per[static_cast<std::size_t>(a.x / calls_n)];
+            all.enter();
+            g.enter();
+            // Waits until every session has a call in (or 10 s): only lanes per session
+            // let all of them in at once.
+            auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (all.peak.load() < sessions_n && std::chrono::steady_clock::now() < until)
+                co_await rath::async::async_sleep(std::chrono::milliseconds(1));
+            co_await rath::async::async_sleep(std::chrono::milliseconds(5));
+            {
+                std::lock_guard lk(mu);
+                order[s.id()].push_back(a.x % calls_n);
+            }
+            g.leave();
+            all.leave();
+            co_return json::value(a.x);
+        });
+    REQUIRE_FALSE(t->parallel_safe());
+    std::vector<rath::Session> sessions(sessions_n);
+    auto& rt_ = rath::async::Runtime::default_runtime();
+    std::vector<rath::async::Lazy<rt::ToolDispatchResult>> calls;
+    for (int c = 0; c < calls_n; ++c)
+        for (int s = 0; s < sessions_n; ++s)
+            calls.push_back(rt_.submit(rt::async_dispatch_flow_tool(sessions[static_cast<std::size_t>(s)], t,
+                                                                    json::object{{"x", s * calls_n + c}})));
+    for (auto& c : calls) CHECK_FALSE(c.get().failed);
+    CHECK(all.peak == sessions_n);  // every session's first call ran at once
+    for (auto& g : per) CHECK(g.peak == 1);
+    for (auto& s : sessions) CHECK(order[s.id()] == std::vector<long long>{0, 1, 2, 3});  // in call order
 }
 
 TEST_CASE("a safe tool serialises per key and overlaps across keys") {
@@ -276,5 +319,5 @@ TEST_CASE("a tool's lane group is its address and a lane key keeps its parts apa
     CHECK(a->lane_group() == expected);
     CHECK(a->lane_group() != b->lane_group());
     rath::Session s;
-    CHECK(rt::lane_key(*a, {"global"}, s) == a->lane_group() + "\x1funsafe");
+    CHECK(rt::lane_key(*a, {"global"}, s) == a->lane_group() + "\x1funsafe\x1fsession:" + s.id());
 }

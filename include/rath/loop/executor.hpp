@@ -43,7 +43,8 @@ public:
 
 private:
     virtual boost::asio::awaitable<void> do_complete(const llm::ChatRequest& request, llm::ChatResponse& out) = 0;
-    // Default: tool::async_dispatch_flow_tool's content.
+    // Default: tool::async_dispatch_flow_tool's content, on the runtime of the calling
+    // thread (the loop's).
     virtual boost::asio::awaitable<std::string> do_dispatch_tool(Session out, tool::FlowToolPtr tool,
                                                                  boost::json::object arguments);
 };

@@ -34,7 +34,12 @@ struct LoopOptions {
     int max_tool_rounds = 64;                   // bounds LLM calls
     StreamCallback on_event{};                  // streaming deltas, on a runtime thread
     bool persist = false;                       // write through the JSONL writer
-    std::optional<std::filesystem::path> persist_path{};  // explicit JSONL path (default <sessions>/<id>.jsonl)
+    // The JSONL file of each run (default <sessions>/<id>.jsonl), for the output
+    // session's id: "{session_id}" in it is replaced by the id, and a directory
+    // (existing, or written with a trailing '/') holds <id>.jsonl. A fixed file is one
+    // file for every run: a run started while another writes it fails (PersistenceError
+    // at read), and a later run replaces an earlier one's file.
+    std::optional<std::filesystem::path> persist_path{};
     std::optional<std::string> sandbox_handle_id{};       // recorded in the persisted header
     bool lazy = true;                                     // false: wait before returning
     async::Runtime* runtime = nullptr;                    // default: Runtime::default_runtime()

@@ -28,7 +28,7 @@ struct CompressOptions {
     bool register_sessions = true;
     StreamCallback on_event{};
     bool persist = false;
-    std::optional<std::filesystem::path> persist_path{};
+    std::optional<std::filesystem::path> persist_path{};  // as LoopOptions::persist_path
     std::optional<std::string> sandbox_handle_id{};
     async::Runtime* runtime = nullptr;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // The one place every tool call passes through (backend_tools.md §6.4–6.7):
-// policy check, resource key, lane (per tool, per key, per sandbox), the call, and the
+// policy check, resource key, lane (per tool, per key, per session or sandbox), the call, and the
 // conversion of any tool fault into a `tool_execution_exception` failure.
 //
 // Thread safety: any number of dispatches may run from any threads at once; calls on
@@ -28,8 +28,10 @@ class Runtime;
 namespace rath::tool {
 
 // The lane a call takes: tool group + ("unsafe") or ("safe", key...), plus
-// "sandbox:<handle>" / "session:<id>" for sandbox-scoped tools, "session:<id>" for
-// parallel-safe ones (a safe tool orders calls within a session, not across sessions).
+// "sandbox:<handle>" for a sandbox-scoped tool on an open sandbox, else "session:<id>".
+// Lanes never span sessions (but for a sandbox shared by sessions): a tool that is not
+// parallel-safe runs one call at a time per session, and a fan-out's sessions call it
+// at once.
 [[nodiscard]] std::string lane_key(const FlowToolCall& tool, const ResourceKey& key, const Session& session);
 
 [[nodiscard]] boost::asio::awaitable<ToolDispatchResult> async_dispatch_flow_tool(

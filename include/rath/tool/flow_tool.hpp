@@ -5,9 +5,10 @@
 //
 // Thread safety: one tool object serves every session that lists it, and its queries
 // (parallel_safe, resource_key, lane_group, ...) may be called from any thread at once.
-// The dispatcher runs a tool's calls one at a time unless it is parallel_safe() (calls
-// of different sessions or keys run at once) or sandbox_scoped() (calls on different
-// sandboxes run at once), so async_call must then allow concurrent calls.
+// The dispatcher runs one session's calls of a tool one at a time unless it is
+// parallel_safe() (calls of different keys run at once); calls of different sessions
+// always may run at once (of a sandbox_scoped() tool: on different sandboxes), so
+// async_call must allow concurrent calls and guard any state it shares across sessions.
 // Cancellation: async_call is cancelled through the awaiting coroutine's slot; a body
 // should let the cancellation error escape (the dispatcher rethrows it rather than
 // reporting a failure). Errors: throwing is how a body fails (see async_call).
@@ -50,9 +51,9 @@ public:
     // The OpenAI function `parameters` (a JSON-Schema object).
     [[nodiscard]] const boost::json::object& parameters() const noexcept { return parameters_; }
 
-    // Parallel-safe tools lane per key; others run one at a time per instance.
+    // Parallel-safe tools lane per key and session; others run one at a time per session.
     [[nodiscard]] virtual bool parallel_safe() const { return false; }
-    // Sandbox-scoped tools lane per sandbox (built-ins); others across every caller.
+    // Sandbox-scoped tools lane per sandbox (built-ins); others per session.
     [[nodiscard]] virtual bool sandbox_scoped() const { return false; }
     // Default: ("safe", name) when parallel_safe, else ("global").
     [[nodiscard]] virtual ResourceKey resource_key(const boost::json::object& arguments) const;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace rath::persistence {
@@ -143,54 +144,219 @@ fs::path canonical_or_absolute(const fs::path& p) {
     return ec ? fs::absolute(p) : c;
 }
 
-}  // namespace
+// What a chunk's payload must hold for its kind (session.md §1.2); extra keys are
+// tolerated (a newer writer may add some). Returns the problem, or "" when it is sound.
+std::string payload_problem(ChunkKind kind, const boost::json::object& p) {
+    auto field = [&](const char* key) -> const boost::json::value* {
+        auto it = p.find(key);
+        return it == p.end() ? nullptr : &it->value();
+    };
+    auto type_of = [](const boost::json::value* v) { return v ? rath::detail::py_type(*v) : std::string("missing"); };
+    auto need_string = [&](const char* key, bool or_null) -> std::string {
+        const boost::json::value* v = field(key);
+        if (v && (v->is_string() || (or_null && v->is_null()))) return {};
+        return std::string("'") + key + "' must be a string" + (or_null ? " or null" : "") + ", got " + type_of(v);
+    };
+    switch (kind) {
+        case ChunkKind::user: return need_string("content", false);
+        case ChunkKind::system: return need_string("content", true);
+        case ChunkKind::tool_result: {
+            for (const char* key : {"tool_call_id", "name", "content"})
+                if (auto e = need_string(key, false); !e.empty()) return e;
+            return {};
+        }
+        case ChunkKind::assistant: {
+            if (auto e = need_string("content", true); !e.empty()) return e;
+            const boost::json::value* calls = field("tool_calls");
+            if (calls && calls->is_null()) return {};
+            if (!calls || !calls->is_array() || calls->get_array().empty())
+                return "'tool_calls' must be a non-empty list or null, got " + type_of(calls);
+            for (const auto& c : calls->get_array()) {
+                const auto* call = c.if_object();
+                const boost::json::value* id = call ? call->if_contains("id") : nullptr;
+                const boost::json::value* fn = call ? call->if_contains("function") : nullptr;
+                const auto* fo = fn ? fn->if_object() : nullptr;
+                const boost::json::value* name = fo ? fo->if_contains("name") : nullptr;
+                const boost::json::value* args = fo ? fo->if_contains("arguments") : nullptr;
+                if (!id || !id->is_string() || !name || !name->is_string() || !args || !args->is_string())
+                    return "each of 'tool_calls' must be {\"id\": str, \"function\": {\"name\": str, \"arguments\": str}}";
+            }
+            return {};
+        }
+    }
+    return {};
+}
 
-PersistedSession load_session_file(const fs::path& path) {
-    std::string text = read_file(path);
-    PersistedSession out;
-    out.path = canonical_or_absolute(path);
-    bool have_header = false;
-    int original_version = current_schema_version;
-    std::vector<ChunkRowPtr> rows;
-    for_each_line(text, [&](std::size_t lineno, std::string_view line) {
-        LineError err{path, lineno};
-        boost::json::object rec = parse_record(path, lineno, line);
+// The call ids of an assistant row (none for other rows); payload_problem has passed.
+std::vector<std::string> call_ids(const ChunkRow& row) {
+    std::vector<std::string> ids;
+    if (row.kind() != ChunkKind::assistant) return ids;
+    const auto* calls = row.payload().if_contains("tool_calls");
+    if (!calls || !calls->is_array()) return ids;
+    for (const auto& c : calls->get_array())
+        if (const auto* o = c.if_object())
+            if (const auto* id = o->if_contains("id"); id && id->is_string()) ids.emplace_back(id->get_string());
+    return ids;
+}
+
+// The problem with a tool_result row given the calls made so far, or "". A result must
+// answer a call an earlier assistant row made, once: a provider rejects a transcript
+// where a tool message comes before (or without) its call.
+std::string tool_order_problem(const ChunkRow& row, std::set<std::string>& open_calls,
+                               std::set<std::string>& answered) {
+    if (row.kind() != ChunkKind::tool_result) {
+        for (auto& id : call_ids(row)) open_calls.insert(std::move(id));
+        return {};
+    }
+    const auto* v = row.payload().if_contains("tool_call_id");
+    std::string id = v && v->is_string() ? std::string(v->get_string()) : std::string();
+    if (answered.contains(id)) return "tool_result for call '" + id + "' answers it a second time";
+    if (!open_calls.contains(id)) return "tool_result for call '" + id + "' comes before (or without) its tool call";
+    open_calls.erase(id);
+    answered.insert(id);
+    return {};
+}
+
+// The session id a file's name claims ("<uuid>.jsonl" or "<uuid>.jsonl.__partial__"),
+// or nullopt for any other name (an explicit path may be called anything).
+std::optional<std::string> id_from_file_name(const fs::path& path) {
+    std::string name = path.filename().string();
+    for (std::string_view suffix : {session_partial_suffix, session_file_suffix}) {
+        if (name.size() > suffix.size() && name.ends_with(suffix))
+            return detail::canonical_uuid(std::string_view(name).substr(0, name.size() - suffix.size()));
+    }
+    return std::nullopt;
+}
+
+// The structure of one file, checked record by record (session.md §5.2): one header
+// first, named like the file; chunks indexed 0, 1, 2, ... in order with the payload
+// their kind needs, every tool result after its call; at most one trailer, last, whose
+// final_chunk_count is the number of chunks.
+class FileReader {
+public:
+    FileReader(const fs::path& path, std::optional<std::string> expected_id)
+        : path_(path), expected_id_(std::move(expected_id)), name_id_(id_from_file_name(path)) {}
+
+    void record(std::size_t lineno, std::string_view line) {
+        LineError err{path_, lineno};
+        boost::json::object rec = parse_record(path_, lineno, line);
         std::string rt = record_type(rec);
+        if (trailer_line_ != 0)
+            throw err(std::string(rt == "chunk" ? "chunk record" : "record") + " after the trailer (line " +
+                      std::to_string(trailer_line_) + ")");
         if (rt == "header") {
-            if (have_header) throw err("duplicate header record");
-            original_version = declared_version(rec);
-            try {
-                rec = upgrade_header(std::move(rec), original_version);
-            } catch (const SessionError& e) {
-                throw err(e.what());
-            }
-            out.header = decode_header(rec, original_version, err);
-            have_header = true;
+            header(std::move(rec), err);
         } else if (rt == "chunk") {
-            if (!have_header) throw err("chunk record before header");
-            rec = upgrade_chunk(std::move(rec), original_version);
-            auto k = rec.find("kind");
-            std::optional<ChunkKind> kind;
-            if (k != rec.end() && k->value().is_string()) kind = chunk_kind_from_string(k->value().get_string());
-            if (!kind) {
-                std::string shown = k == rec.end() ? "None" : (k->value().is_string() ? std::string(k->value().get_string()) : rath::detail::py_type(k->value()));
-                throw err("invalid chunk kind: " + shown);
-            }
-            auto p = rec.find("payload");
-            if (p == rec.end() || !p->value().is_object()) throw err("chunk payload must be a JSON object");
-            rows.push_back(make_chunk_row(*kind, p->value().get_object()));
+            chunk(std::move(rec), err);
         } else if (rt == "trailer") {
-            auto u = rec.find("cumulative_usage");
-            out.usage = u == rec.end() ? std::nullopt : decode_usage(u->value());
-            out.closed = true;
-            out.trailer = std::move(rec);
+            trailer(std::move(rec), err, lineno);
         } else {
             throw err("unknown record_type='" + rt + "'");
         }
-    });
-    if (!have_header) throw PersistenceError(path.string() + ": no header record found", path.string());
-    out.chunks = ChunkTable(std::span<const ChunkRowPtr>(rows));
-    return out;
+    }
+
+    PersistedSession finish() {
+        if (!have_header_) throw PersistenceError(path_.string() + ": no header record found", path_.string());
+        out_.path = canonical_or_absolute(path_);
+        out_.chunks = ChunkTable(std::span<const ChunkRowPtr>(rows_));
+        return std::move(out_);
+    }
+
+private:
+    void header(boost::json::object rec, const LineError& err) {
+        if (have_header_) throw err("duplicate header record");
+        original_version_ = declared_version(rec);
+        try {
+            rec = upgrade_header(std::move(rec), original_version_);
+        } catch (const SessionError& e) {
+            throw err(e.what());
+        }
+        out_.header = decode_header(rec, original_version_, err);
+        if (name_id_ && *name_id_ != out_.header.id)
+            throw err("header id " + out_.header.id + " does not match the file name " + path_.filename().string());
+        if (expected_id_ && *expected_id_ != out_.header.id)
+            throw err("header id " + out_.header.id + " is not the requested session " + *expected_id_);
+        have_header_ = true;
+    }
+
+    void chunk(boost::json::object rec, const LineError& err) {
+        if (!have_header_) throw err("chunk record before header");
+        rec = upgrade_chunk(std::move(rec), original_version_);
+        auto ix = rec.find("index");
+        if (ix == rec.end() || !ix->value().is_int64())
+            throw err("chunk record needs an integer 'index', got " +
+                      (ix == rec.end() ? std::string("missing") : rath::detail::py_type(ix->value())));
+        const std::int64_t index = ix->value().get_int64();
+        const auto expected = static_cast<std::int64_t>(rows_.size());
+        if (index >= 0 && index < expected)
+            throw err("duplicate chunk index " + std::to_string(index) + " (first at line " +
+                      std::to_string(row_lines_[static_cast<std::size_t>(index)]) + ")");
+        if (index != expected)
+            throw err("chunk index " + std::to_string(index) + " where " + std::to_string(expected) +
+                      " was expected: chunks are missing or out of order");
+        auto k = rec.find("kind");
+        std::optional<ChunkKind> kind;
+        if (k != rec.end() && k->value().is_string()) kind = chunk_kind_from_string(k->value().get_string());
+        if (!kind) {
+            std::string shown = k == rec.end() ? "None" : (k->value().is_string() ? std::string(k->value().get_string()) : rath::detail::py_type(k->value()));
+            throw err("invalid chunk kind: " + shown);
+        }
+        auto p = rec.find("payload");
+        if (p == rec.end() || !p->value().is_object()) throw err("chunk payload must be a JSON object");
+        if (auto problem = payload_problem(*kind, p->value().get_object()); !problem.empty())
+            throw err("malformed " + std::string(to_string(*kind)) + " payload: " + problem);
+        ChunkRowPtr row = make_chunk_row(*kind, p->value().get_object());
+        if (auto problem = tool_order_problem(*row, open_calls_, answered_); !problem.empty()) throw err(problem);
+        rows_.push_back(std::move(row));
+        row_lines_.push_back(err.lineno);
+    }
+
+    void trailer(boost::json::object rec, const LineError& err, std::size_t lineno) {
+        if (!have_header_) throw err("trailer record before header");
+        auto n = rec.find("final_chunk_count");
+        if (n == rec.end() || !n->value().is_int64())
+            throw err("trailer needs an integer 'final_chunk_count', got " +
+                      (n == rec.end() ? std::string("missing") : rath::detail::py_type(n->value())));
+        if (n->value().get_int64() != static_cast<std::int64_t>(rows_.size()))
+            throw err("trailer says final_chunk_count=" + std::to_string(n->value().get_int64()) + " but the file has " +
+                      std::to_string(rows_.size()) + " chunks");
+        auto u = rec.find("cumulative_usage");
+        out_.usage = u == rec.end() ? std::nullopt : decode_usage(u->value());
+        out_.closed = true;
+        out_.trailer = std::move(rec);
+        trailer_line_ = lineno;
+    }
+
+    const fs::path& path_;
+    std::optional<std::string> expected_id_;
+    std::optional<std::string> name_id_;
+    PersistedSession out_;
+    bool have_header_ = false;
+    int original_version_ = current_schema_version;
+    std::vector<ChunkRowPtr> rows_;
+    std::vector<std::size_t> row_lines_;
+    std::set<std::string> open_calls_;
+    std::set<std::string> answered_;
+    std::size_t trailer_line_ = 0;
+};
+
+PersistedSession load_file(const fs::path& path, std::optional<std::string> expected_id) {
+    std::string text = read_file(path);
+    FileReader reader(path, std::move(expected_id));
+    for_each_line(text, [&](std::size_t lineno, std::string_view line) { reader.record(lineno, line); });
+    return reader.finish();
+}
+
+}  // namespace
+
+PersistedSession load_session_file(const fs::path& path) { return load_file(path, std::nullopt); }
+
+void check_tool_order(const ChunkTable& rows) {
+    std::set<std::string> open_calls;
+    std::set<std::string> answered;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (auto problem = tool_order_problem(*rows[i], open_calls, answered); !problem.empty())
+            throw PersistenceError("row " + std::to_string(i) + ": " + problem);
 }
 
 PersistedSession load_session(std::string_view session_id, std::optional<fs::path> path) {
@@ -199,11 +365,11 @@ PersistedSession load_session(std::string_view session_id, std::optional<fs::pat
     if (!fs::is_regular_file(target, ec)) {
         if (!path) {
             fs::path partial = session_partial_path(session_id);
-            if (fs::is_regular_file(partial, ec)) return load_session_file(partial);
+            if (fs::is_regular_file(partial, ec)) return load_file(partial, detail::canonical_uuid(session_id));
         }
         throw PersistenceError("persisted session file not found: " + target.string(), target.string());
     }
-    return load_session_file(target);
+    return load_file(target, detail::canonical_uuid(session_id));
 }
 
 boost::asio::awaitable<PersistedSession> async_load_session(std::string session_id, std::optional<fs::path> path) {
@@ -213,6 +379,7 @@ boost::asio::awaitable<PersistedSession> async_load_session(std::string session_
 }
 
 Session PersistedSession::to_session() const {
+    check_tool_order(chunks);
     SessionOptions o;
     o.id = header.id;
     o.sandbox_backend = header.sandbox_backend;
@@ -223,6 +390,7 @@ Session PersistedSession::to_session() const {
 }
 
 std::pair<Session, Session> PersistedSession::to_resumable_pair(std::optional<std::string> agent_prompt) const {
+    check_tool_order(chunks);
     SessionOptions o;
     o.sandbox_backend = header.sandbox_backend;
     o.sandbox_spec = header.sandbox_spec;
@@ -244,37 +412,18 @@ bool ends_with(const std::string& s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The same checks as loading: a file that would not load is not listed.
 PersistedSessionMeta scan_meta(const fs::path& path) {
-    std::string text = read_file(path);
+    PersistedSession p = load_file(path, std::nullopt);
     PersistedSessionMeta m;
-    m.path = canonical_or_absolute(path);
-    bool have_header = false;
-    for_each_line(text, [&](std::size_t lineno, std::string_view line) {
-        LineError err{path, lineno};
-        boost::json::object rec = parse_record(path, lineno, line);
-        std::string rt = record_type(rec);
-        if (rt == "header") {
-            if (have_header) return;  // only the first header counts here
-            int v = declared_version(rec);
-            try {
-                rec = upgrade_header(std::move(rec), v);
-            } catch (const SessionError& e) {
-                throw err(e.what());
-            }
-            auto h = decode_header(rec, v, err);
-            m.id = h.id;
-            m.created_at = h.created_at;
-            m.created_at_time = h.created_at_time;
-            m.lineage_operator = h.lineage_operator;
-            m.lineage_kind = h.lineage_kind;
-            have_header = true;
-        } else if (rt == "chunk") {
-            ++m.chunk_count;
-        } else if (rt == "trailer") {
-            m.closed = true;
-        }
-    });
-    if (!have_header) throw PersistenceError(path.string() + ": no header record found", path.string());
+    m.id = p.header.id;
+    m.path = p.path;
+    m.created_at = p.header.created_at;
+    m.created_at_time = p.header.created_at_time;
+    m.lineage_operator = p.header.lineage_operator;
+    m.lineage_kind = p.header.lineage_kind;
+    m.chunk_count = p.chunks.size();
+    m.closed = p.closed;
     return m;
 }
 

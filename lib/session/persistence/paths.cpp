@@ -50,6 +50,23 @@ fs::path session_partial_path(std::string_view id) {
     return default_sessions_dir() / (canonical_id(id) + std::string(session_partial_suffix));
 }
 
+fs::path persist_path_for(const fs::path& configured, std::string_view session_id) {
+    std::string text = configured.string();
+    if (text.find(session_id_placeholder) != std::string::npos) {
+        std::string out;
+        std::size_t from = 0;
+        for (std::size_t at; (at = text.find(session_id_placeholder, from)) != std::string::npos;
+             from = at + session_id_placeholder.size())
+            out.append(text, from, at - from).append(session_id);
+        out.append(text, from);
+        return out;
+    }
+    std::error_code ec;
+    if (!configured.has_filename() || fs::is_directory(configured, ec))
+        return configured / (std::string(session_id) + std::string(session_file_suffix));
+    return configured;
+}
+
 fs::path partial_path_for(const fs::path& final_path) {
     return final_path.parent_path() / (final_path.filename().string() + std::string(partial_suffix));
 }

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace rath::persistence {
 
@@ -23,17 +25,53 @@ std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// The final paths open writers of this process hold, and whose session holds each.
+// flock alone cannot name the other writer, and two runs that share a persist_path
+// deserve to be told how to give each its own file.
+struct OpenPaths {
+    std::mutex mu;
+    std::map<fs::path, std::string> held;
+};
+
+OpenPaths& open_paths() {
+    static OpenPaths p;
+    return p;
+}
+
+constexpr const char* own_file_hint =
+    "put {session_id} in the path or name a directory, so that each run writes its own file";
+
 }  // namespace
 
 SessionWriter::SessionWriter(Session session, WriterOptions options)
     : session_(std::move(session)), options_(std::move(options)) {
     if (options_.path) {
-        final_ = fs::weakly_canonical(fs::absolute(*options_.path));
+        final_ = fs::weakly_canonical(fs::absolute(persist_path_for(*options_.path, session_.id())));
         partial_ = partial_path_for(final_);
     } else {
         final_ = session_file_path(session_.id());
         partial_ = session_partial_path(session_.id());
     }
+    {
+        auto& open = open_paths();
+        std::lock_guard lk(open.mu);
+        auto [it, fresh] = open.held.emplace(final_, session_.id());
+        if (!fresh)
+            throw PersistenceError(quoted(final_) + " is already being written by session " + it->second +
+                                       " in this process; " + own_file_hint,
+                                   final_.string());
+        claimed_ = true;
+    }
+    // From here every failure releases the claim (the destructor does not run).
+    try {
+        open_file();
+    } catch (...) {
+        release_claim();
+        throw;
+    }
+}
+
+void SessionWriter::open_file() {
     std::error_code ec;
     fs::create_directories(partial_.parent_path(), ec);
     if (ec)
@@ -53,7 +91,7 @@ SessionWriter::SessionWriter(Session session, WriterOptions options)
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         ::close(fd);
         throw PersistenceError("another process is already writing to " + quoted(partial_) +
-                                   "; refusing to interleave appends",
+                                   "; refusing to interleave appends (" + own_file_hint + ")",
                                partial_.string());
     }
     fd_ = fd;
@@ -111,6 +149,11 @@ void SessionWriter::write_chunk(std::size_t index, const ChunkRow& row) {
     if (finished_ || fd_ < 0)
         throw PersistenceError("SessionWriter(" + final_.string() + ") is closed; cannot append more chunks",
                                final_.string());
+    // The loader takes chunks 0, 1, 2, ... only: a file it would refuse is never written.
+    if (index != chunks_written_)
+        throw PersistenceError("SessionWriter(" + final_.string() + "): chunk index " + std::to_string(index) +
+                                   " where " + std::to_string(chunks_written_) + " was expected",
+                               final_.string());
     write_line(record_line(make_chunk_record(index, row)));
     ++chunks_written_;
 }
@@ -122,9 +165,23 @@ void SessionWriter::release_fd() noexcept {
     fd_ = -1;
 }
 
+void SessionWriter::release_claim() noexcept {
+    if (!claimed_) return;
+    claimed_ = false;
+    auto& open = open_paths();
+    std::lock_guard lk(open.mu);
+    open.held.erase(final_);
+}
+
 void SessionWriter::close() {
     if (finished_) return;
     finished_ = true;
+    // The claim outlives the rename: a writer of the same path that started in
+    // between would truncate the partial this one is about to promote.
+    struct ReleaseClaim {
+        SessionWriter* w;
+        ~ReleaseClaim() { w->release_claim(); }
+    } release{this};
     try {
         write_line(record_line(make_trailer_record(iso_utc_now(), chunks_written_, detail::SessionAccess::raw_usage(session_))));
         if (!options_.sync_each_record) (void)::fdatasync(fd_);
@@ -151,6 +208,7 @@ void SessionWriter::abandon() noexcept {
     if (finished_) return;
     finished_ = true;
     release_fd();
+    release_claim();
 }
 
 SessionWriterGuard::~SessionWriterGuard() noexcept(false) {

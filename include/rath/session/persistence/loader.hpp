@@ -1,7 +1,13 @@
 #pragma once
 // Loading persisted sessions back (session.md §5.5): the loader, listing, deletion and
-// pruning. A final line without "\n" (a crash mid-write) is dropped; anything else
-// that is wrong is a PersistenceError naming the file and line.
+// pruning. A final line without "\n" (a crash mid-write) is dropped, so a file without
+// a trailer loads up to its last complete row; anything else that is wrong is a
+// PersistenceError naming the file and line. Checked beyond the JSON syntax: one
+// header, first, whose id is the one the file name (<uuid>.jsonl[.__partial__]) or the
+// caller asked for; chunk indices 0, 1, 2, ... with none missing, repeated or out of
+// order; payloads of the types their kind needs (session.md §1.2); every tool result
+// after the assistant row that made its call, and answering it once; at most one
+// trailer, the last record, whose final_chunk_count is the number of chunks.
 //
 // Thread safety: the functions may run from any thread at once; the sync ones block on
 // file I/O (async_load_session runs on the blocking pool and is not cancellable once
@@ -31,6 +37,8 @@ struct PersistedSession {
     std::filesystem::path path;       // canonical
     std::optional<boost::json::object> trailer;
 
+    // Both throw PersistenceError when `chunks` (a public member, so possibly edited
+    // since loading) has a tool result before its call (see check_tool_order).
     // Resume: the session as it was written — same id, rows, usage, lineage, target
     // backend and spec (not stamped, unbound).
     [[nodiscard]] Session to_session() const;
@@ -42,6 +50,7 @@ struct PersistedSession {
 };
 
 // Loads `path` if given, else <id>.jsonl, falling back to <id>.jsonl.__partial__.
+// When `session_id` is a UUID the header must carry it.
 [[nodiscard]] PersistedSession load_session(std::string_view session_id,
                                             std::optional<std::filesystem::path> path = std::nullopt);
 // Loads one file.
@@ -49,6 +58,11 @@ struct PersistedSession {
 // The same on the runtime's blocking pool.
 [[nodiscard]] boost::asio::awaitable<PersistedSession> async_load_session(
     std::string session_id, std::optional<std::filesystem::path> path = std::nullopt);
+
+// Throws PersistenceError("row <i>: tool_result for call '<id>' comes before (or
+// without) its tool call") — or "answers it a second time" — for a transcript a
+// provider would reject.
+void check_tool_order(const ChunkTable& rows);
 
 struct PersistedSessionMeta {
     std::string id;
@@ -67,7 +81,8 @@ struct ListOptions {
     std::vector<PersistenceError>* skipped = nullptr;
 };
 // Every *.jsonl and *.jsonl.__partial__ file, sorted by created_at (stable). A missing
-// directory lists nothing; other files are not ours and are ignored.
+// directory lists nothing; other files are not ours and are ignored; a file that would
+// not load (any of the checks above) is skipped with a warning.
 [[nodiscard]] std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& options = {});
 // Deletes the target file (and, without `path`, the partial); true if anything went.
 bool delete_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);

@@ -21,6 +21,15 @@ std::filesystem::path ensure_sessions_dir();
 // For an explicit final path P: the same directory, name P.name + ".__partial__".
 [[nodiscard]] std::filesystem::path partial_path_for(const std::filesystem::path& final_path);
 
+// The file a configured persist path names for one session: every "{session_id}" in
+// it replaced by the id; else, for an existing directory or a path ending in a
+// separator, <dir>/<id>.jsonl; else the path itself (one file: concurrent writers of
+// it are refused, see SessionWriter). Checks whether the path is a directory (blocks
+// on a stat).
+[[nodiscard]] std::filesystem::path persist_path_for(const std::filesystem::path& configured,
+                                                     std::string_view session_id);
+inline constexpr std::string_view session_id_placeholder = "{session_id}";
+
 // The names under the sessions directory: <id>.jsonl, and <id>.jsonl.__partial__ while a
 // writer has it open.
 inline constexpr std::string_view sessions_dir_name = "sessions";

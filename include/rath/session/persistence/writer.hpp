@@ -18,7 +18,9 @@
 namespace rath::persistence {
 
 struct WriterOptions {
-    // Explicit final path (the partial goes next to it); default <sessions>/<id>.jsonl.
+    // Final path (the partial goes next to it); default <sessions>/<id>.jsonl. A
+    // template: "{session_id}" is replaced by the session's id, and a directory (existing,
+    // or written with a trailing separator) holds <id>.jsonl — see persist_path_for.
     std::optional<std::filesystem::path> path{};
     // Sandbox-registry id written to the header for reattach.
     std::optional<std::string> sandbox_handle_id{};
@@ -32,14 +34,19 @@ public:
     // holds (a crashed or abandoned one) is started over: a second header would make it
     // unloadable. Throws PersistenceError when another writer holds the file ("another
     // process is already writing to '<partial>'; refusing to interleave appends"), or
-    // on I/O errors.
+    // on I/O errors. Within one process a final path is claimed by one open writer:
+    // a second writer of the same path fails at once with "'<path>' is already being
+    // written by session <id> in this process; ..." (a fixed persist path shared by
+    // concurrent runs, which would otherwise replace each other's file).
     explicit SessionWriter(Session session, WriterOptions options = {});
     // Abandons (keeps the partial, no trailer) if neither closed nor abandoned.
     ~SessionWriter();
     SessionWriter(const SessionWriter&) = delete;
     SessionWriter& operator=(const SessionWriter&) = delete;
 
-    // Appends one chunk record. Throws PersistenceError after close()/abandon().
+    // Appends one chunk record; `index` must be chunks_written() (rows 0, 1, 2, ... in
+    // order, as the loader requires). Throws PersistenceError after close()/abandon()
+    // or for another index (nothing is written).
     void write_chunk(std::size_t index, const ChunkRow& row);
     // Trailer, unlock, rename partial -> final. Idempotent.
     void close();
@@ -52,8 +59,10 @@ public:
     [[nodiscard]] bool closed() const noexcept { return fd_ < 0; }
 
 private:
+    void open_file();
     void write_line(const std::string& line);
     void release_fd() noexcept;
+    void release_claim() noexcept;
 
     Session session_;
     WriterOptions options_;
@@ -63,6 +72,7 @@ private:
     std::size_t chunks_written_ = 0;
     std::size_t offset_ = 0;  // file size after the last complete record
     bool finished_ = false;  // closed or abandoned
+    bool claimed_ = false;   // final_ is in the process-wide table of open paths
 };
 
 // Scope guard: close() on normal exit, abandon() when leaving by an exception.
