@@ -169,6 +169,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
             ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated)
             fail(HttpErrorKind::closed, t, std::string(phase) + ": connection closed by peer (" + ec.message() + ")");
+        if (ec == http::error::body_limit)
+            fail(HttpErrorKind::body_too_large, t,
+                 std::string(phase) + ": response body larger than the cap of " +
+                     std::to_string(options.max_body_bytes) + " bytes (HttpClientOptions::max_body_bytes)");
+        if (ec == http::error::header_limit)
+            fail(HttpErrorKind::header_too_large, t,
+                 std::string(phase) + ": response header larger than the cap of " +
+                     std::to_string(options.max_header_bytes) + " bytes (HttpClientOptions::max_header_bytes)");
         if (ec.category() == http::make_error_code(http::error::end_of_stream).category())
             fail(HttpErrorKind::protocol, t, std::string(phase) + ": malformed response (" + ec.message() + ")");
         fail(HttpErrorKind::closed, t, std::string(phase) + ": " + ec.message());
@@ -384,7 +392,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         x.response.body.clear();
         x.response.headers.clear();
         for (;;) {  // loops only over interim 1xx responses
-            ResponseParser parser(x.response, on_body != nullptr);
+            ResponseParser parser(x.response, on_body != nullptr, options.max_body_bytes, options.max_header_bytes);
             if (r.method == "HEAD") parser.skip(true);
             while (!parser.is_done()) {
                 const char* phase = parser.is_header_done() ? "reading response body" : "reading response header";

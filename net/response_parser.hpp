@@ -18,7 +18,10 @@ class ResponseParser final : public boost::beast::http::basic_parser<false> {
 public:
     // `out` is borrowed for the parser's lifetime; its headers and body are replaced.
     // `streaming_wanted`: a 2xx body goes to `pending` instead of out.body.
-    ResponseParser(HttpResponse& out, bool streaming_wanted);
+    // A body bound for out.body larger than `max_body` (announced or received) fails the
+    // parse with http::error::body_limit before it is buffered; a header larger than
+    // `max_header` with http::error::header_limit.
+    ResponseParser(HttpResponse& out, bool streaming_wanted, std::size_t max_body, std::size_t max_header);
 
     int status() const noexcept { return status_; }
     bool streaming() const noexcept { return streaming_; }
@@ -41,6 +44,7 @@ private:
 
     HttpResponse& out_;
     bool streaming_wanted_;
+    std::size_t max_body_;
     bool streaming_ = false;
     int status_ = 0;
 };

@@ -27,6 +27,8 @@ Endpoint make_endpoint(std::string provider, std::string secret, std::optional<i
     ep.secret = std::move(secret);
     ep.retry = retry_policy(retry_max_attempts, retry_base_seconds, options);
     ep.sleep = options.sleep;
+    const auto& http = ep.http->options();
+    ep.sse = net::SseLimits{.max_line = http.max_sse_line_bytes, .max_event = http.max_sse_event_bytes};
     return ep;
 }
 
@@ -68,8 +70,9 @@ boost::asio::awaitable<void> retry_sleep(const Endpoint& ep, std::chrono::durati
 // folded into the accumulator.
 class StreamAttempt {
 public:
-    StreamAttempt(std::string model, const DeltaCallback* cb, std::unique_ptr<StreamDecoder> d)
-        : acc_(std::move(model)), on_delta_(cb), decoder_(std::move(d)) {}
+    StreamAttempt(std::string model, const DeltaCallback* cb, std::unique_ptr<StreamDecoder> d,
+                  const net::SseLimits& limits)
+        : acc_(std::move(model)), on_delta_(cb), decoder_(std::move(d)), sse_(limits) {}
 
     void feed(std::string_view bytes) {
         if (ended_) return;
@@ -116,8 +119,9 @@ private:
 
 void StreamAttemptDeleter::operator()(StreamAttempt* a) const noexcept { delete a; }
 
-StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta) {
-    return StreamAttemptPtr(new StreamAttempt(call.model, on_delta, decoder()));
+StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta,
+                                     const net::SseLimits& limits) {
+    return StreamAttemptPtr(new StreamAttempt(call.model, on_delta, decoder(), limits));
 }
 void feed_stream(StreamAttempt& a, std::string_view bytes) { a.feed(bytes); }
 ChatResponse finish_stream(StreamAttempt& a, std::string_view provider) { return a.finish(provider); }

@@ -231,7 +231,9 @@ std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
                       std::to_string(o.max_connections_per_host) + '\x1f' + o.ca_file + '\x1f' +
                       (o.verify_peer ? "1" : "0") + '\x1f' + (o.proxy ? "p" + *o.proxy : "-") + '\x1f' +
                       (o.no_proxy ? "n" + *o.no_proxy : "-") + '\x1f' + o.user_agent + '\x1f' +
-                      std::to_string(o.idle_timeout.count());
+                      std::to_string(o.idle_timeout.count()) + '\x1f' + std::to_string(o.max_body_bytes) + '\x1f' +
+                      std::to_string(o.max_header_bytes) + '\x1f' + std::to_string(o.max_sse_line_bytes) + '\x1f' +
+                      std::to_string(o.max_sse_event_bytes);
     static std::mutex mu;
     // Never destroyed, like the default runtime whose io_context their sockets use: a
     // program's last sessions may still hold these clients while statics go.
