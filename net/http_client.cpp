@@ -332,6 +332,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         }
     }
 
+    // Records what the response parser itself refused (an encoding, a corrupt gzip body).
+    static void record_parser_failure(Exchange& x, const ResponseParser& parser, const detail::Target& t) {
+        x.error = std::make_exception_ptr(HttpError(parser.failure_kind(), t.redacted, parser.failure_detail()));
+        x.error_kind = parser.failure_kind();
+    }
+
     // The request half of an exchange; false when it failed (x.error set). Its own
     // coroutine so that its buffers leave the frame a parked request keeps (receive's).
     template <class Stream>
@@ -448,14 +454,23 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                     }
                 }
                 if (parser.got_some() || c.buffer.size() > 0) x.any_byte = true;
-                if (!parser.pending.empty()) {
+                // A gzip stream hands its decoded bytes over a step at a time.
+                while (!parser.pending.empty()) {
                     (*on_body)(parser.pending);  // may throw: the exchange ends, the connection is discarded
                     parser.pending.clear();
+                    if (!ec && parser.backlogged()) parser.drain(ec);
                 }
                 if (ec) {
-                    record_failure(x, ec, t, phase, deadline);
+                    if (parser.failed())
+                        record_parser_failure(x, parser, t);
+                    else
+                        record_failure(x, ec, t, phase, deadline);
                     co_return;
                 }
+            }
+            if (!parser.finish_decoding()) {
+                record_parser_failure(x, parser, t);
+                co_return;
             }
             if (parser.status() >= 100 && parser.status() < 200 && parser.status() != 101) continue;
             x.response.status = parser.status();
@@ -499,7 +514,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
                 if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
                 Connection& c = *lease.conn;
-                detail::write_request_head(c.head, r, t, px, self->options.user_agent);
+                detail::write_request_head(c.head, r, t, px, self->options.user_agent, self->options.accept_gzip);
                 Exchange x(out);
                 if (c.tls) {
                     if (co_await self->send(*c.tls, c, r, t, deadline, x))

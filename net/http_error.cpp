@@ -13,6 +13,7 @@ std::string_view to_string(HttpErrorKind kind) noexcept {
         case HttpErrorKind::closed: return "closed";
         case HttpErrorKind::body_too_large: return "body_too_large";
         case HttpErrorKind::header_too_large: return "header_too_large";
+        case HttpErrorKind::unsupported_encoding: return "unsupported_encoding";
     }
     return "unknown";
 }

@@ -74,12 +74,22 @@ public:
                   const net::SseLimits& limits)
         : acc_(std::move(model)), on_delta_(cb), decoder_(std::move(d)), sse_(limits) {}
 
-    void feed(std::string_view bytes) {
+    void feed(std::string_view bytes, std::string_view provider) {
         if (ended_) return;
-        sse_.feed(bytes, [this](net::SseEvent& ev) { on_event(ev); });
+        try {
+            sse_.feed(bytes, [this](net::SseEvent& ev) { on_event(ev); });
+        } catch (const net::SseError& e) {
+            throw_too_large(e, provider);
+        }
     }
     ChatResponse finish(std::string_view provider) {
-        if (!ended_) sse_.finish([this](net::SseEvent& ev) { on_event(ev); });
+        if (!ended_) {
+            try {
+                sse_.finish([this](net::SseEvent& ev) { on_event(ev); });
+            } catch (const net::SseError& e) {
+                throw_too_large(e, provider);
+            }
+        }
         if (!ended_ && !decoder_->complete())
             throw ProviderConnectionError(ProviderErrorInfo{
                 .provider = std::string(provider),
@@ -99,6 +109,16 @@ public:
     }
 
 private:
+    // The SSE framing's cap, as the provider error family callers catch.
+    [[noreturn]] static void throw_too_large(const net::SseError& e, std::string_view provider) {
+        throw ResponseTooLargeError(ProviderErrorInfo{
+            .provider = std::string(provider),
+            .status = 200,
+            .type = e.kind() == net::SseError::Kind::line_too_large ? "sse_line_too_large" : "sse_event_too_large",
+            .message = e.what(),
+            .should_retry = false});
+    }
+
     void on_event(net::SseEvent& ev) {
         if (ended_) return;
         StreamDecoder::Emit emit = [this](StreamDelta d) {
@@ -123,7 +143,7 @@ StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory de
                                      const net::SseLimits& limits) {
     return StreamAttemptPtr(new StreamAttempt(call.model, on_delta, decoder(), limits));
 }
-void feed_stream(StreamAttempt& a, std::string_view bytes) { a.feed(bytes); }
+void feed_stream(StreamAttempt& a, std::string_view bytes, std::string_view provider) { a.feed(bytes, provider); }
 ChatResponse finish_stream(StreamAttempt& a, std::string_view provider) { return a.finish(provider); }
 bool stream_delivered(const StreamAttempt* a) noexcept { return a && a->delivered(); }
 void attach_partial(const StreamAttempt& a, ProviderError& e) { a.attach_partial(e); }

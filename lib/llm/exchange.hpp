@@ -79,7 +79,8 @@ struct StreamAttemptDeleter {
 using StreamAttemptPtr = std::unique_ptr<StreamAttempt, StreamAttemptDeleter>;
 StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta,
                                      const net::SseLimits& limits);
-void feed_stream(StreamAttempt& a, std::string_view bytes);
+// Throws ResponseTooLargeError for a line or event beyond the SSE caps.
+void feed_stream(StreamAttempt& a, std::string_view bytes, std::string_view provider);
 // The body ended: the folded response (throws for a stream cut before its terminator).
 ChatResponse finish_stream(StreamAttempt& a, std::string_view provider);
 // Attaches what the stream delivered to a failure; true when any delta went out.
@@ -112,7 +113,7 @@ boost::asio::awaitable<void> async_exchange(const Endpoint& ep, PreparedCall cal
             // Named, not a temporary inside the co_await expression (GCC 12).
             std::function<void(std::string_view)> sink = [&](std::string_view bytes) {
                 if (!st) st = make_stream_attempt(call, decoder, on_delta, ep.sse);
-                feed_stream(*st, bytes);
+                feed_stream(*st, bytes, ep.provider);
             };
             try {
                 co_await async_send_stream(*ep.http, call.request, ep.provider, ep.secret, call.timeout_seconds, sink);

@@ -176,6 +176,13 @@ void throw_transport_error(std::string_view provider, const std::exception& e, s
     if (auto* he = dynamic_cast<const net::HttpError*>(&e)) {
         info.type = std::string(net::to_string(he->kind()));
         if (he->kind() == net::HttpErrorKind::timeout) throw ProviderTimeoutError(std::move(info));
+        // The answer arrived and cannot be used: not a connection failure, and the same
+        // request would get the same answer.
+        info.should_retry = false;
+        if (he->kind() == net::HttpErrorKind::body_too_large || he->kind() == net::HttpErrorKind::header_too_large)
+            throw ResponseTooLargeError(std::move(info));
+        if (he->kind() == net::HttpErrorKind::unsupported_encoding) throw ResponseFormatError(std::move(info));
+        info.should_retry.reset();
         if (!net::is_retryable(*he)) info.should_retry = false;
         throw ProviderConnectionError(std::move(info));
     }
@@ -233,7 +240,7 @@ std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
                       (o.no_proxy ? "n" + *o.no_proxy : "-") + '\x1f' + o.user_agent + '\x1f' +
                       std::to_string(o.idle_timeout.count()) + '\x1f' + std::to_string(o.max_body_bytes) + '\x1f' +
                       std::to_string(o.max_header_bytes) + '\x1f' + std::to_string(o.max_sse_line_bytes) + '\x1f' +
-                      std::to_string(o.max_sse_event_bytes);
+                      std::to_string(o.max_sse_event_bytes) + (o.accept_gzip ? "\x1fgz" : "\x1fid");
     static std::mutex mu;
     // Never destroyed, like the default runtime whose io_context their sockets use: a
     // program's last sessions may still hold these clients while statics go.

@@ -56,6 +56,13 @@ struct HttpClientOptions {
     // streamed partial image is one base64 data line of a few MiB, hence 8 / 16 MiB.
     std::size_t max_sse_line_bytes = std::size_t{8} << 20;
     std::size_t max_sse_event_bytes = std::size_t{16} << 20;
+    // Sends `Accept-Encoding: gzip` unless the request sets Accept-Encoding itself. A
+    // gzip body (asked for or not) is decoded: response.body and on_body see the
+    // decoded bytes (the Content-Encoding field stays in the headers as received), and
+    // max_body_bytes caps both the bytes received and the decoded bytes. Any other
+    // Content-Encoding fails the request with unsupported_encoding; a corrupt or
+    // truncated gzip body with protocol.
+    bool accept_gzip = true;
 };
 
 // Counters of one client (all pools), for tests and benchmarks.
@@ -90,8 +97,10 @@ struct HttpClientStats {
 // Errors: non-2xx statuses are responses, not exceptions. Transport failures throw
 // HttpError with its kind: invalid_request (bad URL, method or header, a null body
 // part; before any I/O), connect, proxy, tls, timeout (connect, read gap, total, or
-// the total deadline reached while queued for a connection), protocol, closed, and
-// body_too_large / header_too_large (a cap of HttpClientOptions; never retried).
+// the total deadline reached while queued for a connection), protocol, closed,
+// body_too_large / header_too_large (a cap of HttpClientOptions) and
+// unsupported_encoding (a Content-Encoding other than gzip); the last three are never
+// retried.
 // An exception thrown by on_body propagates unchanged. All of them are thrown from
 // the co_await: nothing runs until the awaitable is awaited. A request is sent at
 // most twice: when a kept-alive connection turns out to be closed before any byte of

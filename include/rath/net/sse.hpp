@@ -30,7 +30,8 @@ struct SseLimits {
     std::size_t max_event = std::size_t{16} << 20;  // one event's data (its lines joined)
 };
 
-// A line or an event's data grew beyond the parser's SseLimits. Immutable.
+// A line or an event's data grew beyond the parser's SseLimits. Immutable. The LLM
+// clients report it as rath::ResponseTooLargeError (the provider error family).
 class SseError : public Error {
 public:
     enum class Kind { line_too_large, event_too_large };
