@@ -1,5 +1,7 @@
 #include "net/response_parser.hpp"
 
+#include <rath/net/peer_bytes.hpp>
+
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 
@@ -93,7 +95,7 @@ void ResponseParser::on_body_init_impl(const boost::optional<std::uint64_t>& len
             if (!gzip_->ok) return fail(HttpErrorKind::protocol, "cannot start the gzip decoder", ec);
         } else if (enc != "identity") {
             return fail(HttpErrorKind::unsupported_encoding,
-                        "unsupported Content-Encoding '" + content_encoding_.substr(0, 64) + "' (only gzip is decoded)",
+                        "unsupported Content-Encoding " + quote_peer_bytes(content_encoding_, 64) + " (only gzip is decoded)",
                         ec);
         }
     }

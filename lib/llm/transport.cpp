@@ -7,6 +7,7 @@
 #include <rath/llm/credentials.hpp>
 #include <rath/log.hpp>
 #include <rath/net/http_error.hpp>
+#include <rath/net/peer_bytes.hpp>
 #include <rath/net/retry.hpp>
 
 #include <boost/json.hpp>
@@ -130,11 +131,9 @@ ProviderErrorInfo error_info_from_response(std::string_view provider, const net:
             info.type = std::string(*t2);
         if (info.type.empty()) info.type = info.code;
     }
-    if (info.message.empty()) {
-        std::string_view b = response.body;
-        if (b.size() > 1000) b = b.substr(0, 1000);
-        info.message = b.empty() ? "HTTP status " + std::to_string(response.status) : std::string(b);
-    }
+    if (info.message.empty())
+        info.message = response.body.empty() ? "HTTP status " + std::to_string(response.status)
+                                             : net::quote_peer_bytes(response.body);
     return info;
 }
 

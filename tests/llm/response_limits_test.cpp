@@ -134,3 +134,49 @@ TEST_CASE("gzip answers, whole and streamed, are decoded for the chat client") {
     CHECK(c.complete(hello(), stream_only).primary_choice().message.content == "hello");
     CHECK(server.requests()[0].header("accept-encoding") == "gzip");
 }
+
+TEST_CASE("a binary body where JSON was expected is quoted escaped and shortened in the error") {
+    Fixture f;
+    std::string garbage;
+    for (int i = 0; i < 4096; ++i) garbage.push_back(static_cast<char>((i * 37) & 0xff));
+    std::string line_garbage;  // the same without line breaks, for one SSE data line
+    for (int i = 1; i <= 300; ++i) {
+        const char b = static_cast<char>((i * 37) & 0xff);
+        line_garbage.push_back(b == '\n' || b == '\r' ? '\x01' : b);
+    }
+    LoopbackServer server([&](const RecordedRequest& req, int) {
+        if (req.body.find("\"stream\":true") != std::string::npos) return Reply::sse("data: " + line_garbage + "\n\n");
+        return Reply::json(req.target.find("bad") != std::string::npos ? 502 : 200, garbage);
+    });
+    auto check_quoted = [&](const std::string& what) {
+        CHECK(what.find("\\x00") != std::string::npos);
+        CHECK(what.find("bytes)") != std::string::npos);
+        CHECK(what.size() < 1200);
+        for (char c : what) CHECK(static_cast<unsigned char>(c) != 0x1b);
+    };
+    OpenAIChatClient c(provider_at(server), f.options());
+    try {
+        (void)c.complete(hello());
+        FAIL("no exception");
+    } catch (const rath::ResponseFormatError& e) {
+        check_quoted(e.what());
+    }
+    try {
+        (void)c.complete(hello(), stream_only);
+        FAIL("no exception");
+    } catch (const rath::ResponseFormatError& e) {
+        CHECK(std::string(e.what()).find("\\x") != std::string::npos);
+        CHECK(std::string(e.what()).find("(300 bytes)") != std::string::npos);
+    }
+    Provider bad = provider_at(server);
+    bad.base_url = server.url() + "/bad";
+    bad.retry_max_attempts = 1;
+    OpenAIChatClient c2(bad, f.options());
+    try {
+        (void)c2.complete(hello());
+        FAIL("no exception");
+    } catch (const rath::ProviderError& e) {
+        CHECK(e.status() == 502);
+        check_quoted(e.provider_message());
+    }
+}
