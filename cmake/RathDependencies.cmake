@@ -5,4 +5,5 @@ find_package(Threads REQUIRED)
 # new in 1.81). The minimum version makes the search pass over a 1.74 BoostConfig.
 find_package(Boost 1.81.0 CONFIG REQUIRED COMPONENTS json url)
 find_package(OpenSSL REQUIRED)
+find_package(ZLIB REQUIRED)
 find_package(simdjson CONFIG REQUIRED)

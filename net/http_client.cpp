@@ -169,6 +169,14 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
             ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
             ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated)
             fail(HttpErrorKind::closed, t, std::string(phase) + ": connection closed by peer (" + ec.message() + ")");
+        if (ec == http::error::body_limit)
+            fail(HttpErrorKind::body_too_large, t,
+                 std::string(phase) + ": response body larger than the cap of " +
+                     std::to_string(options.max_body_bytes) + " bytes (HttpClientOptions::max_body_bytes)");
+        if (ec == http::error::header_limit)
+            fail(HttpErrorKind::header_too_large, t,
+                 std::string(phase) + ": response header larger than the cap of " +
+                     std::to_string(options.max_header_bytes) + " bytes (HttpClientOptions::max_header_bytes)");
         if (ec.category() == http::make_error_code(http::error::end_of_stream).category())
             fail(HttpErrorKind::protocol, t, std::string(phase) + ": malformed response (" + ec.message() + ")");
         fail(HttpErrorKind::closed, t, std::string(phase) + ": " + ec.message());
@@ -324,6 +332,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         }
     }
 
+    // Records what the response parser itself refused (an encoding, a corrupt gzip body).
+    static void record_parser_failure(Exchange& x, const ResponseParser& parser, const detail::Target& t) {
+        x.error = std::make_exception_ptr(HttpError(parser.failure_kind(), t.redacted, parser.failure_detail()));
+        x.error_kind = parser.failure_kind();
+    }
+
     // The request half of an exchange; false when it failed (x.error set). Its own
     // coroutine so that its buffers leave the frame a parked request keeps (receive's).
     template <class Stream>
@@ -384,7 +398,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         x.response.body.clear();
         x.response.headers.clear();
         for (;;) {  // loops only over interim 1xx responses
-            ResponseParser parser(x.response, on_body != nullptr);
+            ResponseParser parser(x.response, on_body != nullptr, options.max_body_bytes, options.max_header_bytes);
             if (r.method == "HEAD") parser.skip(true);
             while (!parser.is_done()) {
                 const char* phase = parser.is_header_done() ? "reading response body" : "reading response header";
@@ -440,14 +454,23 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                     }
                 }
                 if (parser.got_some() || c.buffer.size() > 0) x.any_byte = true;
-                if (!parser.pending.empty()) {
+                // A gzip stream hands its decoded bytes over a step at a time.
+                while (!parser.pending.empty()) {
                     (*on_body)(parser.pending);  // may throw: the exchange ends, the connection is discarded
                     parser.pending.clear();
+                    if (!ec && parser.backlogged()) parser.drain(ec);
                 }
                 if (ec) {
-                    record_failure(x, ec, t, phase, deadline);
+                    if (parser.failed())
+                        record_parser_failure(x, parser, t);
+                    else
+                        record_failure(x, ec, t, phase, deadline);
                     co_return;
                 }
+            }
+            if (!parser.finish_decoding()) {
+                record_parser_failure(x, parser, t);
+                co_return;
             }
             if (parser.status() >= 100 && parser.status() < 200 && parser.status() != 101) continue;
             x.response.status = parser.status();
@@ -491,7 +514,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                 if (!lease.conn) lease.conn = co_await self->open(t, px, deadline);
                 if (lease.reused) self->connections_reused.fetch_add(1, std::memory_order_relaxed);
                 Connection& c = *lease.conn;
-                detail::write_request_head(c.head, r, t, px, self->options.user_agent);
+                detail::write_request_head(c.head, r, t, px, self->options.user_agent, self->options.accept_gzip);
                 Exchange x(out);
                 if (c.tls) {
                     if (co_await self->send(*c.tls, c, r, t, deadline, x))

@@ -11,6 +11,9 @@ std::string_view to_string(HttpErrorKind kind) noexcept {
         case HttpErrorKind::timeout: return "timeout";
         case HttpErrorKind::protocol: return "protocol";
         case HttpErrorKind::closed: return "closed";
+        case HttpErrorKind::body_too_large: return "body_too_large";
+        case HttpErrorKind::header_too_large: return "header_too_large";
+        case HttpErrorKind::unsupported_encoding: return "unsupported_encoding";
     }
     return "unknown";
 }

@@ -49,25 +49,28 @@ bool is_length_header(std::string_view name) noexcept {
 }
 
 void write_request_head(std::string& head, const HttpRequest& r, const Target& t, const Proxy* px,
-                        std::string_view user_agent) {
+                        std::string_view user_agent, bool accept_gzip) {
     head.clear();
     head.append(r.method).push_back(' ');
     if (px && !t.tls) head.append(t.scheme).append("://"sv).append(t.authority);  // absolute-form via proxy
     head.append(t.target).append(" HTTP/1.1\r\n"sv);
-    bool has_host = false, has_ua = false;
+    bool has_host = false, has_ua = false, has_ae = false;
     if (const auto& preset = r.preset_headers) {
         head.append(preset->wire());
         has_host = preset->contains("host");
         has_ua = preset->contains("user-agent");
+        has_ae = preset->contains("accept-encoding");
     }
     for (const auto& h : r.headers) {
         if (is_length_header(h.name)) continue;
         has_host |= iequals(h.name, "host");
         has_ua |= iequals(h.name, "user-agent");
+        has_ae |= iequals(h.name, "accept-encoding");
         head.append(h.name).append(": "sv).append(h.value).append("\r\n"sv);
     }
     if (!has_host) head.append("Host: "sv).append(t.authority).append("\r\n"sv);
     if (!has_ua && !user_agent.empty()) head.append("User-Agent: "sv).append(user_agent).append("\r\n"sv);
+    if (!has_ae && accept_gzip) head.append("Accept-Encoding: gzip\r\n"sv);
     const std::size_t body_size = r.body_size();
     if (body_size > 0 || method_has_body(r.method))
         head.append("Content-Length: "sv).append(std::to_string(body_size)).append("\r\n"sv);

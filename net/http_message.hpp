@@ -21,9 +21,10 @@ bool is_length_header(std::string_view name) noexcept;
 
 // Replaces `head` with the request line and header fields of `r` for target `t`
 // (absolute-form through a plain-HTTP proxy `px`), ending with the blank line: the
-// preset block, the request's own fields, then Host, User-Agent, Content-Length and
-// Proxy-Authorization unless given. `head` keeps its capacity from request to request.
+// preset block, the request's own fields, then Host, User-Agent, Accept-Encoding,
+// Content-Length and Proxy-Authorization unless given. `head` keeps its capacity from request to request.
+// `accept_gzip` adds Accept-Encoding: gzip unless the request has an Accept-Encoding.
 void write_request_head(std::string& head, const HttpRequest& r, const Target& t, const Proxy* px,
-                        std::string_view user_agent);
+                        std::string_view user_agent, bool accept_gzip);
 
 }  // namespace rath::net::detail

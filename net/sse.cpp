@@ -32,10 +32,17 @@ void SseParser::clear_event() {
     dispatched_ = false;
 }
 
-void SseParser::check_size(std::size_t n) const {
-    if (n > max_event_size_)
-        throw SseError("SSE line or event larger than " + std::to_string(max_event_size_) +
-                       " bytes (missing line terminator?)");
+void SseParser::check_line(std::size_t n) const {
+    if (n > limits_.max_line)
+        throw SseError(SseError::Kind::line_too_large, limits_.max_line,
+                       "SSE line longer than the cap of " + std::to_string(limits_.max_line) +
+                           " bytes (missing line terminator?)");
+}
+
+void SseParser::check_event(std::size_t n) const {
+    if (n > limits_.max_event)
+        throw SseError(SseError::Kind::event_too_large, limits_.max_event,
+                       "SSE event data larger than the cap of " + std::to_string(limits_.max_event) + " bytes");
 }
 
 void SseParser::begin_feed(std::string_view& bytes) {
@@ -86,13 +93,13 @@ bool SseParser::next_line(std::string_view& bytes, std::string_view& line) {
         end = lim;
         consumed = lim + 1;
     } else {
-        check_size(line_buf_.size() + n);
+        check_line(line_buf_.size() + n);
         line_buf_.append(p, n);
         bytes = {};
         return false;
     }
+    check_line(line_buf_.size() + end);  // a whole line in one feed is held by the event too
     if (!line_buf_.empty()) {
-        check_size(line_buf_.size() + end);
         line_buf_.append(p, end);
         line = line_buf_;
         line_in_buf_ = true;
@@ -123,10 +130,11 @@ bool SseParser::take_line(std::string_view line) {
     }
     if (field == "data") {
         if (has_data_) {
-            check_size(event_.data.size() + 1 + value.size());
+            check_event(event_.data.size() + 1 + value.size());
             event_.data.push_back('\n');
             event_.data.append(value);
         } else {
+            check_event(value.size());
             event_.data.assign(value);
             has_data_ = true;
         }

@@ -27,6 +27,8 @@ Endpoint make_endpoint(std::string provider, std::string secret, std::optional<i
     ep.secret = std::move(secret);
     ep.retry = retry_policy(retry_max_attempts, retry_base_seconds, options);
     ep.sleep = options.sleep;
+    const auto& http = ep.http->options();
+    ep.sse = net::SseLimits{.max_line = http.max_sse_line_bytes, .max_event = http.max_sse_event_bytes};
     return ep;
 }
 
@@ -68,15 +70,26 @@ boost::asio::awaitable<void> retry_sleep(const Endpoint& ep, std::chrono::durati
 // folded into the accumulator.
 class StreamAttempt {
 public:
-    StreamAttempt(std::string model, const DeltaCallback* cb, std::unique_ptr<StreamDecoder> d)
-        : acc_(std::move(model)), on_delta_(cb), decoder_(std::move(d)) {}
+    StreamAttempt(std::string model, const DeltaCallback* cb, std::unique_ptr<StreamDecoder> d,
+                  const net::SseLimits& limits)
+        : acc_(std::move(model)), on_delta_(cb), decoder_(std::move(d)), sse_(limits) {}
 
-    void feed(std::string_view bytes) {
+    void feed(std::string_view bytes, std::string_view provider) {
         if (ended_) return;
-        sse_.feed(bytes, [this](net::SseEvent& ev) { on_event(ev); });
+        try {
+            sse_.feed(bytes, [this](net::SseEvent& ev) { on_event(ev); });
+        } catch (const net::SseError& e) {
+            throw_too_large(e, provider);
+        }
     }
     ChatResponse finish(std::string_view provider) {
-        if (!ended_) sse_.finish([this](net::SseEvent& ev) { on_event(ev); });
+        if (!ended_) {
+            try {
+                sse_.finish([this](net::SseEvent& ev) { on_event(ev); });
+            } catch (const net::SseError& e) {
+                throw_too_large(e, provider);
+            }
+        }
         if (!ended_ && !decoder_->complete())
             throw ProviderConnectionError(ProviderErrorInfo{
                 .provider = std::string(provider),
@@ -96,6 +109,16 @@ public:
     }
 
 private:
+    // The SSE framing's cap, as the provider error family callers catch.
+    [[noreturn]] static void throw_too_large(const net::SseError& e, std::string_view provider) {
+        throw ResponseTooLargeError(ProviderErrorInfo{
+            .provider = std::string(provider),
+            .status = 200,
+            .type = e.kind() == net::SseError::Kind::line_too_large ? "sse_line_too_large" : "sse_event_too_large",
+            .message = e.what(),
+            .should_retry = false});
+    }
+
     void on_event(net::SseEvent& ev) {
         if (ended_) return;
         StreamDecoder::Emit emit = [this](StreamDelta d) {
@@ -116,10 +139,11 @@ private:
 
 void StreamAttemptDeleter::operator()(StreamAttempt* a) const noexcept { delete a; }
 
-StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta) {
-    return StreamAttemptPtr(new StreamAttempt(call.model, on_delta, decoder()));
+StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta,
+                                     const net::SseLimits& limits) {
+    return StreamAttemptPtr(new StreamAttempt(call.model, on_delta, decoder(), limits));
 }
-void feed_stream(StreamAttempt& a, std::string_view bytes) { a.feed(bytes); }
+void feed_stream(StreamAttempt& a, std::string_view bytes, std::string_view provider) { a.feed(bytes, provider); }
 ChatResponse finish_stream(StreamAttempt& a, std::string_view provider) { return a.finish(provider); }
 bool stream_delivered(const StreamAttempt* a) noexcept { return a && a->delivered(); }
 void attach_partial(const StreamAttempt& a, ProviderError& e) { a.attach_partial(e); }

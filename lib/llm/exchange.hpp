@@ -9,6 +9,7 @@
 #include <rath/llm/error.hpp>
 #include <rath/net/http.hpp>
 #include <rath/net/retry.hpp>
+#include <rath/net/sse.hpp>
 
 #include "lib/llm/transport.hpp"
 
@@ -31,6 +32,7 @@ struct Endpoint {
     std::string secret{};
     net::RetryPolicy retry{};
     SleepFn sleep{};
+    net::SseLimits sse{};  // the HTTP client's max_sse_line_bytes / max_sse_event_bytes
 };
 
 // The retry settings of a provider (its max attempts and base delay) with the client's
@@ -75,8 +77,10 @@ struct StreamAttemptDeleter {
     void operator()(StreamAttempt* a) const noexcept;
 };
 using StreamAttemptPtr = std::unique_ptr<StreamAttempt, StreamAttemptDeleter>;
-StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta);
-void feed_stream(StreamAttempt& a, std::string_view bytes);
+StreamAttemptPtr make_stream_attempt(const PreparedCall& call, DecoderFactory decoder, const DeltaCallback* on_delta,
+                                     const net::SseLimits& limits);
+// Throws ResponseTooLargeError for a line or event beyond the SSE caps.
+void feed_stream(StreamAttempt& a, std::string_view bytes, std::string_view provider);
 // The body ended: the folded response (throws for a stream cut before its terminator).
 ChatResponse finish_stream(StreamAttempt& a, std::string_view provider);
 // Attaches what the stream delivered to a failure; true when any delta went out.
@@ -108,12 +112,12 @@ boost::asio::awaitable<void> async_exchange(const Endpoint& ep, PreparedCall cal
             StreamAttemptPtr st;
             // Named, not a temporary inside the co_await expression (GCC 12).
             std::function<void(std::string_view)> sink = [&](std::string_view bytes) {
-                if (!st) st = make_stream_attempt(call, decoder, on_delta);
-                feed_stream(*st, bytes);
+                if (!st) st = make_stream_attempt(call, decoder, on_delta, ep.sse);
+                feed_stream(*st, bytes, ep.provider);
             };
             try {
                 co_await async_send_stream(*ep.http, call.request, ep.provider, ep.secret, call.timeout_seconds, sink);
-                if (!st) st = make_stream_attempt(call, decoder, on_delta);
+                if (!st) st = make_stream_attempt(call, decoder, on_delta, ep.sse);
                 out = finish_stream(*st, ep.provider);
                 co_return;
             } catch (ProviderError& e) {

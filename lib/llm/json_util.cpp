@@ -1,6 +1,7 @@
 #include "lib/llm/json_util.hpp"
 
 #include <rath/llm/error.hpp>
+#include <rath/net/peer_bytes.hpp>
 
 #include "lib/text/json_parse.hpp"
 
@@ -133,7 +134,8 @@ dom::element parse_response_body(dom::parser& parser, std::string_view body, int
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS)
         throw ResponseFormatError(ProviderErrorInfo{.provider = std::string(provider), .status = status,
                                                     .type = "invalid_response",
-                                                    .message = std::string(what) + " response is not JSON"});
+                                                    .message = std::string(what) + " response is not JSON: " +
+                                                               net::quote_peer_bytes(body)});
     return root;
 }
 

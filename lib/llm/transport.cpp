@@ -7,6 +7,7 @@
 #include <rath/llm/credentials.hpp>
 #include <rath/log.hpp>
 #include <rath/net/http_error.hpp>
+#include <rath/net/peer_bytes.hpp>
 #include <rath/net/retry.hpp>
 
 #include <boost/json.hpp>
@@ -130,11 +131,9 @@ ProviderErrorInfo error_info_from_response(std::string_view provider, const net:
             info.type = std::string(*t2);
         if (info.type.empty()) info.type = info.code;
     }
-    if (info.message.empty()) {
-        std::string_view b = response.body;
-        if (b.size() > 1000) b = b.substr(0, 1000);
-        info.message = b.empty() ? "HTTP status " + std::to_string(response.status) : std::string(b);
-    }
+    if (info.message.empty())
+        info.message = response.body.empty() ? "HTTP status " + std::to_string(response.status)
+                                             : net::quote_peer_bytes(response.body);
     return info;
 }
 
@@ -176,6 +175,13 @@ void throw_transport_error(std::string_view provider, const std::exception& e, s
     if (auto* he = dynamic_cast<const net::HttpError*>(&e)) {
         info.type = std::string(net::to_string(he->kind()));
         if (he->kind() == net::HttpErrorKind::timeout) throw ProviderTimeoutError(std::move(info));
+        // The answer arrived and cannot be used: not a connection failure, and the same
+        // request would get the same answer.
+        info.should_retry = false;
+        if (he->kind() == net::HttpErrorKind::body_too_large || he->kind() == net::HttpErrorKind::header_too_large)
+            throw ResponseTooLargeError(std::move(info));
+        if (he->kind() == net::HttpErrorKind::unsupported_encoding) throw ResponseFormatError(std::move(info));
+        info.should_retry.reset();
         if (!net::is_retryable(*he)) info.should_retry = false;
         throw ProviderConnectionError(std::move(info));
     }
@@ -231,7 +237,9 @@ std::shared_ptr<net::HttpClient> make_http(const ChatClientOptions& options) {
                       std::to_string(o.max_connections_per_host) + '\x1f' + o.ca_file + '\x1f' +
                       (o.verify_peer ? "1" : "0") + '\x1f' + (o.proxy ? "p" + *o.proxy : "-") + '\x1f' +
                       (o.no_proxy ? "n" + *o.no_proxy : "-") + '\x1f' + o.user_agent + '\x1f' +
-                      std::to_string(o.idle_timeout.count());
+                      std::to_string(o.idle_timeout.count()) + '\x1f' + std::to_string(o.max_body_bytes) + '\x1f' +
+                      std::to_string(o.max_header_bytes) + '\x1f' + std::to_string(o.max_sse_line_bytes) + '\x1f' +
+                      std::to_string(o.max_sse_event_bytes) + (o.accept_gzip ? "\x1fgz" : "\x1fid");
     static std::mutex mu;
     // Never destroyed, like the default runtime whose io_context their sockets use: a
     // program's last sessions may still hold these clients while statics go.

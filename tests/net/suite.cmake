@@ -1,1 +1,1 @@
-rath_add_test_suite(net LABELS "net;tsan" TIMEOUT 300)
+rath_add_test_suite(net LABELS "net;tsan" TIMEOUT 300 LIBS ZLIB::ZLIB)

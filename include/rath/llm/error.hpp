@@ -79,6 +79,10 @@ RATH_PROVIDER_ERROR(ProviderConnectionError, ProviderError);   // no usable resp
 RATH_PROVIDER_ERROR(ProviderTimeoutError, ProviderConnectionError);
 RATH_PROVIDER_ERROR(StreamError, ProviderError);               // error event inside a 2xx stream
 RATH_PROVIDER_ERROR(ResponseFormatError, ProviderError);       // unparseable 2xx body or chunk
+// An answer beyond a memory cap of the client's HttpClientOptions: the body
+// (type "body_too_large"), the header ("header_too_large"), or one SSE line or event of
+// a stream ("sse_line_too_large" / "sse_event_too_large"). Never retried.
+RATH_PROVIDER_ERROR(ResponseTooLargeError, ResponseFormatError);
 
 #undef RATH_PROVIDER_ERROR
 

@@ -35,6 +35,34 @@ struct HttpClientOptions {
     std::optional<std::string> no_proxy{};              // NO_PROXY-style list; default: env NO_PROXY / no_proxy
     std::string user_agent = "rath/0.1";                // sent unless the request sets User-Agent
     std::chrono::milliseconds idle_timeout{30'000};     // idle pooled connections older than this are closed
+
+    // Memory caps: what a response may make the client hold is set here, never by the
+    // peer. Exceeding one fails that request (HttpErrorKind::body_too_large /
+    // header_too_large), drops its connection, and is not retried.
+    //
+    // A whole response body held in HttpResponse::body (async_request, and a non-2xx
+    // answer on the stream path), checked against Content-Length before any body byte
+    // is read and against the bytes received (and, for gzip, the decoded bytes) as they
+    // arrive. 64 MiB holds the largest answers LLM APIs send in one piece (several
+    // base64 images or long embedding batches) with a wide margin. A streamed 2xx body
+    // goes to on_body as it arrives and is not held, so it has no total cap: its
+    // consumer bounds what it keeps (the SSE caps below).
+    std::size_t max_body_bytes = std::size_t{64} << 20;
+    // Status line and header fields together. Real APIs send 1-4 KiB; 64 KiB leaves
+    // room for large cookies and tracing headers.
+    std::size_t max_header_bytes = std::size_t{64} << 10;
+    // For SSE consumers of a streamed body (the LLM clients): one line without its
+    // terminator, and one event's data. A chat-completion chunk is under 64 KiB; a
+    // streamed partial image is one base64 data line of a few MiB, hence 8 / 16 MiB.
+    std::size_t max_sse_line_bytes = std::size_t{8} << 20;
+    std::size_t max_sse_event_bytes = std::size_t{16} << 20;
+    // Sends `Accept-Encoding: gzip` unless the request sets Accept-Encoding itself. A
+    // gzip body (asked for or not) is decoded: response.body and on_body see the
+    // decoded bytes (the Content-Encoding field stays in the headers as received), and
+    // max_body_bytes caps both the bytes received and the decoded bytes. Any other
+    // Content-Encoding fails the request with unsupported_encoding; a corrupt or
+    // truncated gzip body with protocol.
+    bool accept_gzip = true;
 };
 
 // Counters of one client (all pools), for tests and benchmarks.
@@ -69,7 +97,10 @@ struct HttpClientStats {
 // Errors: non-2xx statuses are responses, not exceptions. Transport failures throw
 // HttpError with its kind: invalid_request (bad URL, method or header, a null body
 // part; before any I/O), connect, proxy, tls, timeout (connect, read gap, total, or
-// the total deadline reached while queued for a connection), protocol and closed.
+// the total deadline reached while queued for a connection), protocol, closed,
+// body_too_large / header_too_large (a cap of HttpClientOptions) and
+// unsupported_encoding (a Content-Encoding other than gzip); the last three are never
+// retried.
 // An exception thrown by on_body propagates unchanged. All of them are thrown from
 // the co_await: nothing runs until the awaitable is awaited. A request is sent at
 // most twice: when a kept-alive connection turns out to be closed before any byte of

@@ -18,6 +18,9 @@ enum class HttpErrorKind {
     timeout,          // connect, read (gap between bytes) or total deadline expired
     protocol,         // malformed HTTP response
     closed,           // the peer closed or reset the connection before the response was complete
+    body_too_large,   // the response body exceeds HttpClientOptions::max_body_bytes
+    header_too_large, // the status line and header fields exceed HttpClientOptions::max_header_bytes
+    unsupported_encoding,  // a Content-Encoding other than gzip / identity (the body cannot be decoded)
 };
 
 [[nodiscard]] std::string_view to_string(HttpErrorKind kind) noexcept;

@@ -50,8 +50,9 @@ struct RetryPolicy {
 [[nodiscard]] bool is_retryable_status(int status) noexcept;
 
 // Transport failures worth another attempt: connect, proxy, timeout and closed
-// (spec §6.1 "Connection" and "Timeout"). TLS verification, protocol and
-// invalid-request errors are not.
+// (spec §6.1 "Connection" and "Timeout"). TLS verification, protocol,
+// invalid-request and size-cap (body_too_large, header_too_large) errors are not: the
+// same answer would fail the same way.
 [[nodiscard]] bool is_retryable(const HttpError& error) noexcept;
 
 }  // namespace rath::net

@@ -22,23 +22,41 @@ struct SseEvent {
     std::optional<std::uint64_t> retry{};  // `retry:` (ms) received since the previous dispatch, if any
 };
 
-// A line or event grew beyond the parser's size limit (a peer that never sends a
-// line ending must not exhaust memory).
+// Caps on what a parser buffers: a peer that never ends a line or an event must not
+// exhaust memory. HttpClientOptions::max_sse_line_bytes / max_sse_event_bytes carry
+// the same numbers for a client's streams.
+struct SseLimits {
+    std::size_t max_line = std::size_t{8} << 20;    // one line, without its terminator
+    std::size_t max_event = std::size_t{16} << 20;  // one event's data (its lines joined)
+};
+
+// A line or an event's data grew beyond the parser's SseLimits. Immutable. The LLM
+// clients report it as rath::ResponseTooLargeError (the provider error family).
 class SseError : public Error {
 public:
-    using Error::Error;
+    enum class Kind { line_too_large, event_too_large };
+    SseError(Kind kind, std::size_t limit, const std::string& what) : Error(what), kind_(kind), limit_(limit) {}
+
+    [[nodiscard]] Kind kind() const noexcept { return kind_; }
+    // The cap that was exceeded, in bytes.
+    [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+
+private:
+    Kind kind_;
+    std::size_t limit_;
 };
 
 // Thread safety: a parser holds one stream's state and is not synchronized; use it
 // from one thread at a time (moving it between threads is fine). Distinct parsers
-// share nothing. Errors: feed and finish throw SseError when a line or an event's
-// data exceeds max_event_size, and pass on whatever on_event throws.
+// share nothing. Errors: feed and finish throw SseError when a line exceeds
+// limits.max_line or an event's data limits.max_event (checked before the bytes are
+// buffered), and pass on whatever on_event throws.
 class SseParser {
 public:
-    static constexpr std::size_t default_max_event_size = std::size_t{64} << 20;
-
-    // `max_event_size` bounds both a single unterminated line and an event's data.
-    explicit SseParser(std::size_t max_event_size = default_max_event_size) : max_event_size_(max_event_size) {}
+    SseParser() = default;
+    explicit SseParser(SseLimits limits) : limits_(limits) {}
+    // One cap for both a line and an event.
+    explicit SseParser(std::size_t max_size) : limits_{max_size, max_size} {}
 
     // Parses `bytes` and calls `on_event(SseEvent&)` for each complete event. The
     // event is only valid during the call (move its strings out to keep them). If
@@ -84,13 +102,14 @@ private:
     bool take_line(std::string_view line);
     bool end_stream();
     void clear_event();
-    void check_size(std::size_t n) const;
+    void check_line(std::size_t n) const;
+    void check_event(std::size_t n) const;
 
     SseEvent event_;
     std::string line_buf_;     // an incomplete line carried across feeds
     std::string last_id_;
     std::optional<std::uint64_t> reconnect_ms_;
-    std::size_t max_event_size_;
+    SseLimits limits_{};
     std::uint8_t bom_matched_ = 0;  // bytes of a leading BOM matched so far
     bool bom_done_ = false;
     bool pending_cr_ = false;   // the previous feed ended with CR: skip a leading LF

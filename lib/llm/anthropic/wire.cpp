@@ -4,6 +4,7 @@
 
 #include <rath/llm/anthropic_client.hpp>
 #include <rath/llm/error.hpp>
+#include <rath/net/peer_bytes.hpp>
 
 #include <boost/json.hpp>
 
@@ -157,7 +158,7 @@ ChatResponse parse_messages_response(std::string_view body) {
                                                     .status = 200,
                                                     .type = "invalid_response",
                                                     .message = "response body is not a JSON object: " +
-                                                               std::string(body.substr(0, 200))});
+                                                               net::quote_peer_bytes(body)});
     }
     if (auto e = object_field(root, "error")) {
         ProviderErrorInfo info{.provider = "anthropic", .status = 200};
@@ -239,12 +240,13 @@ void EventMapper::on_event(std::string_view event, std::string_view data, const 
     detail::LeasedParser lease;  // held until the document's last use below
     if (lease.get().parse(data.data(), data.size(), true).get(ev) != simdjson::SUCCESS) {
         if (event == "error")
-            throw StreamError(ProviderErrorInfo{.provider = "anthropic", .status = 200, .type = "error", .message = std::string(data)});
+            throw StreamError(ProviderErrorInfo{
+                .provider = "anthropic", .status = 200, .type = "error", .message = net::quote_peer_bytes(data)});
         throw ResponseFormatError(ProviderErrorInfo{.provider = "anthropic",
                                                     .status = 200,
                                                     .type = "invalid_event",
                                                     .message = "stream event is not valid JSON: " +
-                                                               std::string(data.substr(0, 200))});
+                                                               net::quote_peer_bytes(data)});
     }
     std::string_view type = event;
     if (auto t = string_field(ev, "type")) type = *t;

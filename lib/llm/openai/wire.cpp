@@ -5,6 +5,7 @@
 #include "lib/text/json_write.hpp"
 
 #include <rath/llm/error.hpp>
+#include <rath/net/peer_bytes.hpp>
 
 #include <boost/json.hpp>
 
@@ -458,11 +459,11 @@ ChatResponse parse_chat_body(std::string_view body, std::string_view provider, s
     dom::parser& parser = lease.get();
     dom::element root;
     if (parser.parse(body.data(), body.size(), true).get(root) != simdjson::SUCCESS || !root.is_object()) {
-        std::string head(body.substr(0, 200));
         throw ResponseFormatError(ProviderErrorInfo{.provider = std::string(provider),
                                                     .status = 200,
                                                     .type = "invalid_response",
-                                                    .message = "response body is not a JSON object: " + head});
+                                                    .message = "response body is not a JSON object: " +
+                                                               net::quote_peer_bytes(body)});
     }
     Picked top[root_keys];
     pick_fields(root, root_names, top);
@@ -512,14 +513,15 @@ bool ChunkMapper::on_event(std::string_view event, std::string_view data, const 
     detail::LeasedParser lease;  // held until the document's last use below
     if (lease.get().parse(data.data(), data.size(), true).get(chunk) != simdjson::SUCCESS) {
         if (event == "error") {
-            ProviderErrorInfo info{.provider = provider_, .status = 200, .type = "error", .message = std::string(data)};
+            ProviderErrorInfo info{
+                .provider = provider_, .status = 200, .type = "error", .message = net::quote_peer_bytes(data)};
             throw StreamError(std::move(info));
         }
         throw ResponseFormatError(ProviderErrorInfo{.provider = provider_,
                                                     .status = 200,
                                                     .type = "invalid_chunk",
                                                     .message = "stream chunk is not valid JSON: " +
-                                                               std::string(data.substr(0, 200))});
+                                                               net::quote_peer_bytes(data)});
     }
     Picked top[root_keys];
     pick_fields(chunk, root_names, top);
