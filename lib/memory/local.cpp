@@ -1,0 +1,177 @@
+// The local backend's async shell: a table of open stores, one lane per store
+// directory, and the blocking pool for every file and SQLite call.
+#include <rath/async/runtime.hpp>
+#include <rath/memory/error.hpp>
+#include <rath/memory/local.hpp>
+#include <rath/memory/store.hpp>
+
+#include "lib/memory/local_store.hpp"
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+
+namespace rath::memory {
+namespace {
+
+using detail::LocalStoreState;
+
+// One state per canonical directory per process, so that two handles on one store
+// share its index and its lane.
+class StateTable {
+public:
+    std::shared_ptr<LocalStoreState> get(const fs::path& root, const detail::Bm25Params& params) {
+        std::lock_guard lk(mu_);
+        auto key = root.string() + "\n" + std::string(detail::to_string(params.analyzer)) + "\n" +
+                   std::to_string(params.k1) + "\n" + std::to_string(params.b);
+        auto& weak = states_[key];
+        if (auto s = weak.lock()) return s;
+        auto s = std::make_shared<LocalStoreState>();
+        s->root = root;
+        s->params = params;
+        weak = s;
+        return s;
+    }
+
+private:
+    std::mutex mu_;
+    std::map<std::string, std::weak_ptr<LocalStoreState>> states_;
+};
+
+StateTable& state_table() {
+    static StateTable* t = new StateTable();
+    return *t;
+}
+
+struct OpenResult {
+    std::shared_ptr<LocalStoreState> state;
+    std::string error;
+};
+
+OpenResult open_blocking(boost::json::object options) {
+    std::string err;
+    auto params = detail::bm25_params_from(options, err);
+    if (!params) return {nullptr, err};
+    fs::path root;
+    try {
+        root = detail::local_store_root(options);
+        detail::touch_meta(root, &options, true);
+    } catch (const std::exception& e) {
+        return {nullptr, std::string("cannot open local memory store: ") + e.what()};
+    }
+    return {state_table().get(root, *params), {}};
+}
+
+MemoryResult run_blocking(const std::shared_ptr<LocalStoreState>& state, const MemoryStoreSpec& spec,
+                          const MemoryOp& op) {
+    try {
+        return detail::run_op(*state, spec, op);
+    } catch (const std::system_error& e) {
+        if (e.code() == std::errc::permission_denied || e.code() == std::errc::operation_not_permitted)
+            return ExecutionFailure{FailureKind::unauthorized, std::string("permission denied: ") + e.what(),
+                                    std::nullopt};
+        return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
+    } catch (const MemoryBackendError& e) {
+        return ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+    }
+}
+
+class LocalMemoryBackend final : public MemoryBackend {
+public:
+    explicit LocalMemoryBackend(rath::async::Runtime* rt) : MemoryBackend(local_backend_name, rt) {}
+
+    MemoryCapabilities capabilities() const override { return local_memory_capabilities(); }
+    OpSet supported_ops() const override { return all_ops(); }
+    std::size_t store_count() const override {
+        std::lock_guard lk(mu_);
+        return stores_.size();
+    }
+
+    boost::asio::awaitable<MemoryStorePtr> async_open(std::optional<MemoryStoreSpec> spec) override {
+        MemoryStoreSpec s = spec ? std::move(*spec) : MemoryStoreSpec{};
+        boost::json::object options = s.options ? *s.options : boost::json::object{};
+        // Jobs are named before the co_await: GCC 12 destroys lambda temporaries of a
+        // co_await expression twice.
+        auto job = [options]() { return open_blocking(options); };
+        OpenResult r = co_await rath::async::Runtime::async_blocking(runtime().blocking_executor(), std::move(job));
+        if (!r.state) throw MemoryBackendError(r.error);
+        auto store = std::make_shared<MemoryStore>(shared_from_this(), r.state->root.string(), std::move(s));
+        std::lock_guard lk(mu_);
+        stores_[store.get()] = r.state;
+        co_return store;
+    }
+
+    boost::asio::awaitable<void> async_close(MemoryStorePtr store) override {
+        if (!store->mark_closed()) co_return;
+        std::shared_ptr<LocalStoreState> state;
+        {
+            std::lock_guard lk(mu_);
+            auto it = stores_.find(store.get());
+            if (it == stores_.end()) co_return;
+            state = it->second;
+            stores_.erase(it);
+        }
+        co_await runtime().strands().async_run(lane_key(*state), touch_on_close(runtime().blocking_executor(), state));
+    }
+
+    boost::asio::awaitable<MemoryResult> async_dispatch(MemoryStorePtr store, MemoryOp op) override {
+        if (store->closed()) throw MemoryStoreClosed(store->handle());
+        if (!supported_ops().test(op.index()))
+            throw UnsupportedMemoryOp(std::string(op_type_name(op)), local_backend_name);
+        std::shared_ptr<LocalStoreState> state;
+        {
+            std::lock_guard lk(mu_);
+            auto it = stores_.find(store.get());
+            if (it == stores_.end()) throw MemoryStoreClosed(store->handle());
+            state = it->second;
+        }
+        co_return co_await runtime().strands().async_run(
+            lane_key(*state), run_op(runtime().blocking_executor(), state, store, std::move(op)));
+    }
+
+private:
+    static std::string lane_key(const LocalStoreState& s) { return "rath.memory.local:" + s.root.string(); }
+
+    static boost::asio::awaitable<MemoryResult> run_op(rath::async::Runtime::blocking_executor_type pool,
+                                                       std::shared_ptr<LocalStoreState> state, MemoryStorePtr store,
+                                                       MemoryOp op) {
+        auto job = [state, store, op = std::move(op)]() { return run_blocking(state, store->spec(), op); };
+        co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    static boost::asio::awaitable<void> touch_on_close(rath::async::Runtime::blocking_executor_type pool,
+                                                       std::shared_ptr<LocalStoreState> state) {
+        auto job = [state]() {
+            try {
+                detail::touch_meta(state->root, nullptr, false);
+            } catch (const std::exception&) {
+                // §2.4: I/O errors on close are ignored.
+            }
+        };
+        co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    mutable std::mutex mu_;
+    std::unordered_map<const MemoryStore*, std::shared_ptr<LocalStoreState>> stores_;
+};
+
+}  // namespace
+
+MemoryCapabilities local_memory_capabilities() noexcept {
+    MemoryCapabilities c;
+    c.scope_model = ScopeModel::hybrid;
+    c.supports_write = c.supports_read = c.supports_list = c.supports_tree = true;
+    c.supports_vector_search = true;
+    c.supports_intent_search = false;
+    c.supports_resource_ingest = c.supports_session_commit = true;
+    c.supports_l0_l1_l2 = false;
+    return c;
+}
+
+MemoryBackendPtr make_local_memory_backend(rath::async::Runtime* runtime) {
+    return std::make_shared<LocalMemoryBackend>(runtime);
+}
+
+}  // namespace rath::memory
