@@ -158,6 +158,9 @@ struct LexicalIndex::Impl {
     std::unordered_map<std::string, std::uint32_t> term_id;
     std::vector<std::vector<Post>> postings;
     std::size_t live = 0;
+    // The last walk reconciled, and its walk position -> slot map.
+    std::string reconciled_key;
+    std::vector<std::int64_t> reconciled_slots;
 
     ~Impl() { close(); }
 
@@ -167,6 +170,8 @@ struct LexicalIndex::Impl {
     }
 
     void clear_mirror() {
+        reconciled_key.clear();
+        reconciled_slots.clear();
         docs.clear();
         slot_of.clear();
         term_id.clear();
@@ -302,6 +307,7 @@ struct LexicalIndex::Impl {
     void ensure(std::uint64_t& rebuilds) {
         FileStamp now = stamp_of(path);
         if (db && now.exists && now == stamp) return;
+        reconciled_key.clear();
         try {
             if (!db || !now.exists || now.ino != stamp.ino) open_db();
             if (load()) {
@@ -329,8 +335,8 @@ LexicalIndex::LexicalIndex(fs::path root, Bm25Params params)
 
 LexicalIndex::~LexicalIndex() = default;
 
-std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, bool whole_store, std::string_view query,
-                                           int top_k) {
+std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, bool whole_store,
+                                           const std::string& walk_key, std::string_view query, int top_k) {
     std::vector<std::string> q = analyze(query, params_.analyzer);
     if (q.empty() || top_k <= 0 || walk.empty()) return {};
 
@@ -340,6 +346,10 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
     for (int attempt = 0;; ++attempt) {
         try {
             x.ensure(rebuilds_);
+            if (!walk_key.empty() && walk_key == x.reconciled_key && x.reconciled_slots.size() == walk.size()) {
+                scope_slots = x.reconciled_slots;
+                break;
+            }
             scope_slots.assign(walk.size(), -1);
             bool in_txn = false;
             std::unique_ptr<Stmt> del_terms, ins_terms, up_doc;
@@ -445,6 +455,8 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 exec(x.db, "COMMIT");
                 x.stamp = stamp_of(x.path);
             }
+            x.reconciled_key = walk_key;
+            x.reconciled_slots = scope_slots;
             break;
         } catch (const SqliteError& e) {
             if (x.db) sqlite3_exec(x.db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -512,10 +524,10 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
     }
     std::vector<LexicalHit> out;
     out.reserve(std::min(k, n_docs));
-    for (auto pos : matched) out.push_back({walk[pos].uri, walk[pos].rel, score[pos]});
+    for (auto pos : matched) out.push_back({pos, score[pos]});
     // Zero-score documents fill the remaining slots in walk order.
     for (std::size_t i = 0; i < walk.size() && out.size() < k; ++i)
-        if (scope_slots[i] >= 0 && score[i] == 0.0) out.push_back({walk[i].uri, walk[i].rel, 0.0});
+        if (scope_slots[i] >= 0 && score[i] == 0.0) out.push_back({i, 0.0});
     return out;
 }
 

@@ -23,14 +23,12 @@ namespace rath::memory::detail {
 
 struct WalkDoc {
     std::string rel;  // path relative to the store root, '/'-separated
-    std::string uri;
     std::int64_t size = 0;
     std::int64_t mtime_ns = 0;
 };
 
 struct LexicalHit {
-    std::string uri;
-    std::string rel;
+    std::size_t pos = 0;  // index into the walk
     double score = 0.0;
 };
 
@@ -51,8 +49,11 @@ public:
 
     // `docs`: the scope's documents in walk order. `whole_store`: the walk covered the
     // whole store, so indexed documents it did not see are gone and are dropped.
+    // `walk_key`: non-empty when the caller knows the walk is the very one it passed
+    // last time with that key (nothing changed on disk); the index then skips comparing
+    // it with the files.
     [[nodiscard]] std::vector<LexicalHit> find(const std::vector<WalkDoc>& docs, bool whole_store,
-                                               std::string_view query, int top_k);
+                                               const std::string& walk_key, std::string_view query, int top_k);
 
     // Counters for tests and benches.
     [[nodiscard]] std::uint64_t rebuilds() const noexcept { return rebuilds_; }

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include <fstream>
 #include <iterator>
 #include <system_error>
+#include <unordered_map>
 
 #include "lib/session/uuid.hpp"
 #include "lib/text/json_parse.hpp"
@@ -145,6 +147,20 @@ std::string strip_trailing_slashes(std::string_view u) {
     return std::string(u);
 }
 
+// Walk order: pre-order with each directory's children in name order, which is the
+// lexicographic order of the '/'-separated component sequences.
+bool walk_less(std::string_view a, std::string_view b) {
+    for (;;) {
+        auto ea = a.find('/'), eb = b.find('/');
+        std::string_view ca = a.substr(0, ea), cb = b.substr(0, eb);
+        if (ca != cb) return ca < cb;
+        if (ea == std::string_view::npos || eb == std::string_view::npos)
+            return ea == std::string_view::npos && eb != std::string_view::npos;
+        a.remove_prefix(ea + 1);
+        b.remove_prefix(eb + 1);
+    }
+}
+
 struct Child {
     std::string name;
     bool is_dir = false;
@@ -197,6 +213,91 @@ std::string rel_of(const fs::path& root, const fs::path& p) {
     const auto& s = p.native();
     return s.size() > r.size() ? s.substr(r.size() + 1) : std::string();
 }
+
+}  // namespace
+
+// inotify over the store's directories. Events on the root count only when they name a
+// scope directory (index.sqlite and the lock file live there and change on every find).
+// A document created, changed or removed is reported by name; anything else (a
+// directory event, a queue overflow) asks for a fresh walk.
+class TreeWatch {
+public:
+    struct Changes {
+        bool rewalk = false;
+        std::vector<std::string> touched;  // rels of .md files that may have changed
+    };
+
+    explicit TreeWatch(const fs::path& root) {
+        fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (fd_ < 0) return;
+        root_wd_ = ::inotify_add_watch(fd_, root.c_str(), mask);
+        if (root_wd_ < 0) disable();
+    }
+    ~TreeWatch() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    TreeWatch(const TreeWatch&) = delete;
+    TreeWatch& operator=(const TreeWatch&) = delete;
+
+    [[nodiscard]] bool usable() const noexcept { return fd_ >= 0; }
+
+    void add(const fs::path& dir, const std::string& rel) {
+        if (fd_ < 0) return;
+        int wd = ::inotify_add_watch(fd_, dir.c_str(), mask);
+        if (wd < 0) return disable();  // e.g. the watch limit: stat walks from now on
+        if (wd != root_wd_) dirs_[wd] = rel;
+    }
+
+    // Reads every pending event.
+    Changes drain() {
+        Changes out;
+        if (fd_ < 0) {
+            out.rewalk = true;
+            return out;
+        }
+        alignas(inotify_event) char buf[16384];
+        for (;;) {
+            ssize_t n = ::read(fd_, buf, sizeof buf);
+            if (n <= 0) break;
+            for (char* p = buf; p < buf + n;) {
+                auto* e = reinterpret_cast<inotify_event*>(p);
+                p += sizeof(inotify_event) + e->len;
+                std::string_view name = e->len ? std::string_view(e->name) : std::string_view();
+                if (e->mask & IN_Q_OVERFLOW) out.rewalk = true;
+                if (e->mask & IN_IGNORED) continue;
+                if (e->wd == root_wd_) {
+                    if (std::find(scopes_sorted.begin(), scopes_sorted.end(), name) != scopes_sorted.end())
+                        out.rewalk = true;
+                    continue;
+                }
+                if (e->mask & (IN_ISDIR | IN_DELETE_SELF | IN_MOVE_SELF)) {
+                    out.rewalk = true;
+                    continue;
+                }
+                auto d = dirs_.find(e->wd);
+                if (d == dirs_.end()) {
+                    out.rewalk = true;
+                    continue;
+                }
+                if (name.ends_with(".md")) out.touched.push_back(d->second + "/" + std::string(name));
+            }
+        }
+        return out;
+    }
+
+private:
+    static constexpr std::uint32_t mask = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
+                                          IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+    void disable() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+    int fd_ = -1;
+    int root_wd_ = -1;
+    std::unordered_map<int, std::string> dirs_;
+};
+
+namespace {
 
 // --- ops ------------------------------------------------------------------------
 
@@ -269,15 +370,57 @@ MemoryResult do_list(LocalStoreState& st, const std::string& uri, int depth) {
     return out;
 }
 
-void walk_docs(const fs::path& root, const fs::path& dir, const std::string& base, std::vector<WalkDoc>& out) {
+void walk_docs(const fs::path& dir, const std::string& rel, std::vector<WalkDoc>& out, TreeWatch* watch) {
+    // Watch before listing: a change made while we list is then reported, not missed.
+    if (watch) watch->add(dir, rel);
     for (const Child& c : children(dir)) {
+        std::string child_rel = rel.empty() ? c.name : rel + "/" + c.name;
         if (c.is_dir) {
-            walk_docs(root, dir / c.name, base + "/" + c.name, out);
+            walk_docs(dir / c.name, child_rel, out, watch);
         } else if (c.name.ends_with(".md")) {
-            out.push_back({rel_of(root, dir / c.name), base + "/" + c.name.substr(0, c.name.size() - 3), c.size,
-                           c.mtime_ns});
+            out.push_back({std::move(child_rel), c.size, c.mtime_ns});
         }
     }
+}
+
+// The documents of the whole store in walk order: the cached walk while the watch
+// reports nothing, else a fresh stat walk.
+const std::vector<WalkDoc>& whole_walk(LocalStoreState& st) {
+    if (!st.watch) st.watch = std::make_unique<TreeWatch>(st.root);
+    TreeWatch::Changes changes = st.watch->drain();
+    if (st.walk_valid && !changes.rewalk && st.watch->usable()) {
+        if (changes.touched.empty()) return st.walk;
+        // Single documents came, went or changed: patch the walk where they sort.
+        std::sort(changes.touched.begin(), changes.touched.end());
+        changes.touched.erase(std::unique(changes.touched.begin(), changes.touched.end()), changes.touched.end());
+        for (const auto& rel : changes.touched) {
+            auto it = std::lower_bound(st.walk.begin(), st.walk.end(), rel,
+                                       [](const WalkDoc& d, const std::string& r) { return walk_less(d.rel, r); });
+            bool present = it != st.walk.end() && it->rel == rel;
+            struct stat sb {};
+            if (::lstat((st.root / rel).c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) {
+                std::int64_t mt = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec;
+                if (present) {
+                    it->size = static_cast<std::int64_t>(sb.st_size);
+                    it->mtime_ns = mt;
+                } else {
+                    st.walk.insert(it, WalkDoc{rel, static_cast<std::int64_t>(sb.st_size), mt});
+                }
+            } else if (present) {
+                st.walk.erase(it);
+            }
+        }
+        ++st.walk_version;
+        return st.walk;
+    }
+    st.walk.clear();
+    for (auto scope : scopes_sorted) {
+        fs::path dir = st.root / std::string(scope);
+        if (is_dir_nofollow(dir)) walk_docs(dir, std::string(scope), st.walk, st.watch->usable() ? st.watch.get() : nullptr);
+    }
+    ++st.walk_version;
+    st.walk_valid = true;
+    return st.walk;
 }
 
 std::string snippet_of(std::string_view body) {
@@ -292,42 +435,62 @@ std::string snippet_of(std::string_view body) {
 
 MemoryResult do_find(LocalStoreState& st, const std::string& query, const std::optional<std::string>& target,
                      int top_k) {
-    std::vector<WalkDoc> docs;
     bool whole = !target || target->empty();
+    std::vector<WalkDoc> scoped;
+    const std::vector<WalkDoc>* docs = &scoped;
+    std::string base, scope_rel, walk_key;
+    bool single = false;
     if (whole) {
-        for (auto scope : scopes_sorted)
-            walk_docs(st.root, st.root / std::string(scope), "memory://" + std::string(scope), docs);
+        docs = &whole_walk(st);
+        walk_key = std::to_string(st.walk_version);
     } else {
         auto r = resolve_uri(st.root, *target);
         if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
         const fs::path& p = std::get<fs::path>(r);
+        scope_rel = rel_of(st.root, p);
+        base = strip_trailing_slashes(*target);
         struct stat sb {};
         if (is_reg_nofollow(p, &sb)) {
-            docs.push_back({rel_of(st.root, p), *target, static_cast<std::int64_t>(sb.st_size),
-                            static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec});
+            single = true;
+            scoped.push_back({scope_rel, static_cast<std::int64_t>(sb.st_size),
+                              static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec});
         } else if (is_dir_nofollow(p)) {
-            walk_docs(st.root, p, strip_trailing_slashes(*target), docs);
+            // The scope's part of the whole-store walk (same order, same documents).
+            const auto& all = whole_walk(st);
+            std::string prefix = scope_rel + "/";
+            for (const auto& d : all)
+                if (d.rel.compare(0, prefix.size(), prefix) == 0) scoped.push_back(d);
+            walk_key = std::to_string(st.walk_version) + "\n" + scope_rel;
         }
     }
-    if (docs.empty()) return FindResult{};
+    if (docs->empty()) return FindResult{};
     if (!st.index) st.index = std::make_unique<LexicalIndex>(st.root, st.params);
     std::vector<LexicalHit> hits;
     {
         StoreLock lock(st.root);
-        hits = st.index->find(docs, whole, query, top_k);
+        hits = st.index->find(*docs, whole, walk_key, query, top_k);
     }
     FindResult out;
     out.hits.reserve(hits.size());
-    for (auto& h : hits) {
+    for (const auto& h : hits) {
+        const WalkDoc& d = (*docs)[h.pos];
+        std::string uri;
+        if (whole) {
+            uri = "memory://" + d.rel.substr(0, d.rel.size() - 3);
+        } else if (single) {
+            uri = *target;
+        } else {
+            std::string sub = d.rel.substr(scope_rel.size());
+            uri = base + sub.substr(0, sub.size() - 3);
+        }
         std::optional<std::string> snip;
-        std::error_code ec;
         try {
-            std::string body = read_all(st.root / h.rel);
+            std::string body = read_all(st.root / d.rel);
             if (is_valid_utf8(body)) snip = snippet_of(body);
         } catch (const std::system_error&) {
             // Deleted since the walk: the hit stays, without a snippet.
         }
-        out.hits.push_back({std::move(h.uri), h.score, std::move(snip), std::nullopt});
+        out.hits.push_back({std::move(uri), h.score, std::move(snip), std::nullopt});
     }
     return out;
 }
@@ -442,6 +605,9 @@ MemoryResult do_commit(LocalStoreState& st, const MemoryStoreSpec& spec, const O
 }
 
 }  // namespace
+
+LocalStoreState::LocalStoreState() = default;
+LocalStoreState::~LocalStoreState() = default;
 
 std::variant<fs::path, ExecutionFailure> resolve_uri(const fs::path& root, std::string_view uri) {
     auto prefix = memory_uri_prefix(uri);

@@ -22,10 +22,24 @@
 
 namespace rath::memory::detail {
 
+class TreeWatch;
+
 struct LocalStoreState {
+    LocalStoreState();
+    ~LocalStoreState();
+    LocalStoreState(const LocalStoreState&) = delete;
+    LocalStoreState& operator=(const LocalStoreState&) = delete;
+
     std::filesystem::path root;  // canonical
     Bm25Params params;
     std::unique_ptr<LexicalIndex> index;  // made on the first find
+    // The whole-store walk of the last find, kept while inotify reports no change under
+    // the scope directories (any event, a queue overflow or a watch that could not be
+    // added means a fresh stat walk).
+    std::unique_ptr<TreeWatch> watch;
+    std::vector<WalkDoc> walk;
+    std::uint64_t walk_version = 0;
+    bool walk_valid = false;
 };
 
 // The store directory for `options` (its "path", else a new uuid4 store), created.
