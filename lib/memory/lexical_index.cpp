@@ -191,6 +191,7 @@ struct LexicalIndex::Impl {
         sqlite3_busy_timeout(db, 10'000);
         // Derived data: a crash loses nothing the files do not hold, so no fsync.
         exec(db, "PRAGMA synchronous=OFF");
+        exec(db, "PRAGMA cache_size=-32768");
         fts5_api* api = nullptr;
         {
             Stmt st(db, "SELECT fts5(?1)");
@@ -352,13 +353,30 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
             }
             scope_slots.assign(walk.size(), -1);
             bool in_txn = false;
-            std::unique_ptr<Stmt> del_terms, ins_terms, up_doc;
+            std::unique_ptr<Stmt> del_terms, up_doc;
+            // FTS5 flushes its pending terms at every statement of a transaction, so
+            // rows go in by the batch (one statement per batch), not one by one.
+            std::vector<std::pair<std::int64_t, std::string>> pending;
+            auto flush_terms = [&] {
+                constexpr std::size_t batch = 128;
+                for (std::size_t at = 0; at < pending.size(); at += batch) {
+                    std::size_t n = std::min(batch, pending.size() - at);
+                    std::string sql = "INSERT INTO terms(rowid, t) VALUES ";
+                    for (std::size_t i = 0; i < n; ++i) sql += i ? ",(?,?)" : "(?,?)";
+                    Stmt ins(x.db, sql.c_str());
+                    for (std::size_t i = 0; i < n; ++i) {
+                        ins.bind(static_cast<int>(2 * i + 1), pending[at + i].first);
+                        ins.bind(static_cast<int>(2 * i + 2), pending[at + i].second);
+                    }
+                    ins.step();
+                }
+                pending.clear();
+            };
             auto begin = [&] {
                 if (in_txn) return;
                 exec(x.db, "BEGIN IMMEDIATE");
                 in_txn = true;
                 del_terms = std::make_unique<Stmt>(x.db, "DELETE FROM terms WHERE rowid = ?1");
-                ins_terms = std::make_unique<Stmt>(x.db, "INSERT INTO terms(rowid, t) VALUES (?1, ?2)");
                 up_doc = std::make_unique<Stmt>(
                     x.db, "INSERT OR REPLACE INTO doc(id, rel, size, mtime_ns, len, utf8) VALUES (?1,?2,?3,?4,?5,?6)");
             };
@@ -383,7 +401,8 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 std::vector<std::string> toks;
                 if (utf8) toks = analyze(body, params_.analyzer);
                 std::uint32_t slot;
-                if (it != x.slot_of.end()) {
+                bool fresh = it == x.slot_of.end();
+                if (!fresh) {
                     slot = it->second;
                 } else {
                     slot = static_cast<std::uint32_t>(x.docs.size());
@@ -393,18 +412,19 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 Impl::Doc& d = x.docs[slot];
                 begin();
                 auto rowid = static_cast<std::int64_t>(slot) + 1;
-                del_terms->bind(1, rowid);
-                del_terms->step();
-                del_terms->reset();
+                if (!fresh || d.live) {
+                    // Its old row must be gone before the batch adds the new one.
+                    flush_terms();
+                    del_terms->bind(1, rowid);
+                    del_terms->step();
+                    del_terms->reset();
+                }
                 std::string joined;
                 for (const auto& t : toks) {
                     if (!joined.empty()) joined.push_back(' ');
                     joined += t;
                 }
-                ins_terms->bind(1, rowid);
-                ins_terms->bind(2, joined);
-                ins_terms->step();
-                ins_terms->reset();
+                pending.emplace_back(rowid, std::move(joined));
                 up_doc->bind(1, rowid);
                 up_doc->bind(2, w.rel);
                 up_doc->bind(3, w.size);
@@ -449,8 +469,8 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 }
             }
             if (in_txn) {
+                flush_terms();
                 del_terms.reset();
-                ins_terms.reset();
                 up_doc.reset();
                 exec(x.db, "COMMIT");
                 x.stamp = stamp_of(x.path);
