@@ -5,6 +5,12 @@
 #include <rath/memory/local.hpp>
 #include <rath/memory/store.hpp>
 
+#include <rath/net/http_client.hpp>
+#include <rath/net/http_error.hpp>
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
+
 #include "lib/memory/local_store.hpp"
 
 #include <map>
@@ -78,6 +84,62 @@ MemoryResult run_blocking(const std::shared_ptr<LocalStoreState>& state, const M
     }
 }
 
+struct Fetched {
+    std::optional<ExecutionFailure> failure;
+    std::string bytes, name;
+};
+
+ExecutionFailure fetch_failure(std::string why) {
+    return ExecutionFailure{FailureKind::transport, "failed to fetch resource: " + std::move(why), std::nullopt};
+}
+
+// GET with a 30 s budget, following up to 10 redirects as urllib does; any non-2xx
+// status or transport error is a transport failure.
+boost::asio::awaitable<Fetched> fetch_http(rath::net::HttpClient client, std::string url) {
+    Fetched out;
+    rath::net::HttpResponse resp;
+    for (int hop = 0;; ++hop) {
+        rath::net::HttpRequest req;
+        req.method = "GET";
+        req.url = url;
+        try {
+            co_await client.async_request(req, resp);
+        } catch (const std::exception& e) {
+            out.failure = fetch_failure(e.what());
+            co_return out;
+        }
+        bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
+                        resp.status == 308;
+        if (redirect && hop < 10) {
+            auto loc = resp.header("location");
+            auto base = boost::urls::parse_uri(url);
+            auto ref = loc ? boost::urls::parse_uri_reference(*loc) : decltype(boost::urls::parse_uri_reference("")){};
+            if (loc && base && ref) {
+                boost::urls::url next;
+                if (boost::urls::resolve(*base, *ref, next)) {
+                    url = std::string(next.buffer());
+                    continue;
+                }
+            }
+        }
+        if (resp.status < 200 || resp.status > 299) {
+            out.failure = fetch_failure("HTTP Error " + std::to_string(resp.status));
+            co_return out;
+        }
+        break;
+    }
+    out.bytes = std::move(resp.body);
+    std::string name = "resource";
+    if (auto u = boost::urls::parse_uri(url)) {
+        std::string path(u->encoded_path());
+        auto slash = path.rfind('/');
+        std::string last = slash == std::string::npos ? path : path.substr(slash + 1);
+        if (!last.empty()) name = last;
+    }
+    out.name = std::move(name);
+    co_return out;
+}
+
 class LocalMemoryBackend final : public MemoryBackend {
 public:
     explicit LocalMemoryBackend(rath::async::Runtime* rt) : MemoryBackend(local_backend_name, rt) {}
@@ -127,6 +189,9 @@ public:
             if (it == stores_.end()) throw MemoryStoreClosed(store->handle());
             state = it->second;
         }
+        if (auto* res = std::get_if<OpResource>(&op); res && detail::is_http_source(res->source))
+            co_return co_await runtime().strands().async_run(
+                lane_key(*state), run_http_resource(runtime().blocking_executor(), client(), state, *res));
         co_return co_await runtime().strands().async_run(
             lane_key(*state), run_op(runtime().blocking_executor(), state, store, std::move(op)));
     }
@@ -138,6 +203,40 @@ private:
                                                        std::shared_ptr<LocalStoreState> state, MemoryStorePtr store,
                                                        MemoryOp op) {
         auto job = [state, store, op = std::move(op)]() { return run_blocking(state, store->spec(), op); };
+        co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    rath::net::HttpClient client() {
+        std::lock_guard lk(mu_);
+        if (!http_) {
+            rath::net::HttpClientOptions o;
+            o.total_timeout = std::chrono::seconds(30);
+            http_.emplace(runtime(), o);
+        }
+        return *http_;
+    }
+
+    // The destination is checked before anything is fetched (§2.11); the fetch runs on
+    // the io threads, the ingest on the blocking pool.
+    static boost::asio::awaitable<MemoryResult> run_http_resource(rath::async::Runtime::blocking_executor_type pool,
+                                                                  rath::net::HttpClient http,
+                                                                  std::shared_ptr<LocalStoreState> state,
+                                                                  OpResource op) {
+        auto check = [state, op]() -> MemoryResult {
+            if (auto err = detail::resource_destination_error(*state, op)) return *err;
+            return WriteResult{};
+        };
+        MemoryResult checked = co_await rath::async::Runtime::async_blocking(pool, std::move(check));
+        if (is_failure(checked)) co_return checked;
+        Fetched f = co_await fetch_http(http, op.source);
+        if (f.failure) co_return *f.failure;
+        auto job = [state, op, f = std::move(f)]() -> MemoryResult {
+            try {
+                return detail::ingest_resource(*state, op, f.bytes, op.source, f.name);
+            } catch (const std::system_error& e) {
+                return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
+            }
+        };
         co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
     }
 
@@ -155,6 +254,7 @@ private:
 
     mutable std::mutex mu_;
     std::unordered_map<const MemoryStore*, std::shared_ptr<LocalStoreState>> stores_;
+    std::optional<rath::net::HttpClient> http_;  // made on the first HTTP resource
 };
 
 }  // namespace

@@ -515,17 +515,13 @@ std::string suffix_of(std::string_view name) {
 }
 
 MemoryResult do_resource(LocalStoreState& st, const OpResource& op) {
-    std::string dest_uri = op.target_uri && !op.target_uri->empty() ? *op.target_uri : "memory://resources";
-    auto r = resolve_uri(st.root, dest_uri);
-    if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
-    const fs::path& dest = std::get<fs::path>(r);
-
+    if (auto err = resource_destination_error(st, op)) return *err;
     std::string_view src = op.source;
     std::string local;
     auto colon = src.find("://");
-    if (src.starts_with("http://") || src.starts_with("https://")) {
-        return failure(FailureKind::transport,
-                       "failed to fetch resource: http(s) sources are not supported by this build");
+    if (is_http_source(src)) {
+        // Fetched by local.cpp before it gets here; a direct call has no client.
+        return failure(FailureKind::transport, "failed to fetch resource: no HTTP client on this path");
     } else if (src.starts_with("file://")) {
         local = std::string(src.substr(7));
     } else if (colon != std::string_view::npos && colon > 1) {
@@ -537,27 +533,7 @@ MemoryResult do_resource(LocalStoreState& st, const OpResource& op) {
     struct stat sb {};
     if (::stat(lp.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode))
         return failure(FailureKind::not_found, "resource source not found: " + local);
-    std::string bytes = read_all(lp);
-    std::string name = lp.filename().string();
-    std::string sha = sha16_of(bytes);
-    std::string ext = suffix_of(name);
-    if (ext.empty()) ext = ".bin";
-    fs::path dir = dest / sha;
-    fs::path blob = dir / ("source" + ext);
-    std::string result_uri = strip_trailing_slashes(dest_uri) + "/" + sha;
-    StoreLock lock(st.root);
-    struct stat bs {};
-    if (is_reg_nofollow(blob, &bs) && static_cast<std::size_t>(bs.st_size) == bytes.size())
-        return WriteResult{result_uri, bytes.size()};
-    fs::create_directories(dir);
-    atomic_write(blob, bytes);
-    std::string meta = "# Resource " + sha + "\n\n- source: " + local + "\n- original_name: " + name +
-                       "\n- bytes: " + std::to_string(bytes.size());
-    if (!op.reason.empty()) meta += "\n\n## Reason\n" + op.reason;
-    if (!op.instruction.empty()) meta += "\n\n## Instruction\n" + op.instruction;
-    meta += "\n";
-    atomic_write(dir / "meta.md", meta);
-    return WriteResult{result_uri, bytes.size()};
+    return ingest_resource(st, op, read_all(lp), local, lp.filename().string());
 }
 
 std::string commit_stamp() {
@@ -605,6 +581,44 @@ MemoryResult do_commit(LocalStoreState& st, const MemoryStoreSpec& spec, const O
 }
 
 }  // namespace
+
+bool is_http_source(std::string_view source) noexcept {
+    return source.starts_with("http://") || source.starts_with("https://");
+}
+
+std::optional<ExecutionFailure> resource_destination_error(const LocalStoreState& st, const OpResource& op) {
+    std::string dest_uri = op.target_uri && !op.target_uri->empty() ? *op.target_uri : "memory://resources";
+    auto r = resolve_uri(st.root, dest_uri);
+    if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
+    return std::nullopt;
+}
+
+MemoryResult ingest_resource(LocalStoreState& st, const OpResource& op, const std::string& bytes,
+                             const std::string& label, const std::string& name) {
+    std::string dest_uri = op.target_uri && !op.target_uri->empty() ? *op.target_uri : "memory://resources";
+    auto r = resolve_uri(st.root, dest_uri);
+    if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
+    const fs::path& dest = std::get<fs::path>(r);
+    std::string sha = sha16_of(bytes);
+    std::string ext = suffix_of(name);
+    if (ext.empty()) ext = ".bin";
+    fs::path dir = dest / sha;
+    fs::path blob = dir / ("source" + ext);
+    std::string result_uri = strip_trailing_slashes(dest_uri) + "/" + sha;
+    StoreLock lock(st.root);
+    struct stat bs {};
+    if (is_reg_nofollow(blob, &bs) && static_cast<std::size_t>(bs.st_size) == bytes.size())
+        return WriteResult{result_uri, bytes.size()};
+    fs::create_directories(dir);
+    atomic_write(blob, bytes);
+    std::string meta = "# Resource " + sha + "\n\n- source: " + label + "\n- original_name: " + name +
+                       "\n- bytes: " + std::to_string(bytes.size());
+    if (!op.reason.empty()) meta += "\n\n## Reason\n" + op.reason;
+    if (!op.instruction.empty()) meta += "\n\n## Instruction\n" + op.instruction;
+    meta += "\n";
+    atomic_write(dir / "meta.md", meta);
+    return WriteResult{result_uri, bytes.size()};
+}
 
 LocalStoreState::LocalStoreState() = default;
 LocalStoreState::~LocalStoreState() = default;

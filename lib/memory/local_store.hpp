@@ -53,6 +53,14 @@ void touch_meta(const std::filesystem::path& root, const boost::json::object* op
 [[nodiscard]] std::variant<std::filesystem::path, ExecutionFailure> resolve_uri(const std::filesystem::path& root,
                                                                                 std::string_view uri);
 
+// §2.11 for sources fetched over HTTP (local.cpp fetches them on the io threads): the
+// destination check made before the fetch, then the ingest of the fetched bytes.
+[[nodiscard]] bool is_http_source(std::string_view source) noexcept;
+[[nodiscard]] std::optional<ExecutionFailure> resource_destination_error(const LocalStoreState& state,
+                                                                         const OpResource& op);
+[[nodiscard]] MemoryResult ingest_resource(LocalStoreState& state, const OpResource& op, const std::string& bytes,
+                                           const std::string& label, const std::string& name);
+
 [[nodiscard]] MemoryResult run_op(LocalStoreState& state, const MemoryStoreSpec& spec, const MemoryOp& op);
 
 }  // namespace rath::memory::detail
