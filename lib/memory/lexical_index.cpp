@@ -139,7 +139,6 @@ struct LexicalIndex::Impl {
         std::int64_t size = 0;
         std::int64_t mtime_ns = 0;
         std::uint32_t len = 0;
-        std::uint32_t gen = 0;
         bool utf8 = true;
         bool live = false;
     };
@@ -161,6 +160,12 @@ struct LexicalIndex::Impl {
     // The last walk reconciled, and its walk position -> slot map.
     std::string reconciled_key;
     std::vector<std::int64_t> reconciled_slots;
+    // Per slot: the generation of its current postings (older postings are stale).
+    std::vector<std::uint32_t> gens;
+    // For the reconciled walk: slot -> walk position (-1 out of scope), and N, avgdl.
+    std::vector<std::int32_t> pos_of;
+    std::size_t n_scoped = 0;
+    double total_len = 0;
 
     ~Impl() { close(); }
 
@@ -172,6 +177,8 @@ struct LexicalIndex::Impl {
     void clear_mirror() {
         reconciled_key.clear();
         reconciled_slots.clear();
+        gens.clear();
+        pos_of.clear();
         docs.clear();
         slot_of.clear();
         term_id.clear();
@@ -246,7 +253,10 @@ struct LexicalIndex::Impl {
                 auto id = sqlite3_column_int64(st.get(), 0);
                 if (id <= 0) return false;
                 auto slot = static_cast<std::size_t>(id - 1);
-                if (slot >= docs.size()) docs.resize(slot + 1);
+                if (slot >= docs.size()) {
+                    docs.resize(slot + 1);
+                    gens.resize(slot + 1, 0);
+                }
                 Doc& d = docs[slot];
                 d.rel = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 1));
                 d.size = sqlite3_column_int64(st.get(), 2);
@@ -337,7 +347,8 @@ LexicalIndex::LexicalIndex(fs::path root, Bm25Params params)
 LexicalIndex::~LexicalIndex() = default;
 
 std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, bool whole_store,
-                                           const std::string& walk_key, std::string_view query, int top_k) {
+                                           const std::string& walk_key, std::string_view query, int top_k,
+                                           const WalkPatch* patch) {
     std::vector<std::string> q = analyze(query, params_.analyzer);
     if (q.empty() || top_k <= 0 || walk.empty()) return {};
 
@@ -351,7 +362,18 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 scope_slots = x.reconciled_slots;
                 break;
             }
-            scope_slots.assign(walk.size(), -1);
+            // Only documents changed in place since the walk reconciled last: visit those.
+            bool partial = patch && !patch->since_key.empty() && patch->since_key == x.reconciled_key &&
+                           x.reconciled_slots.size() == walk.size();
+            std::vector<std::size_t> visit;
+            if (partial) {
+                scope_slots = x.reconciled_slots;
+                visit = patch->positions;
+            } else {
+                scope_slots.assign(walk.size(), -1);
+                visit.resize(walk.size());
+                for (std::size_t i = 0; i < walk.size(); ++i) visit[i] = i;
+            }
             bool in_txn = false;
             std::unique_ptr<Stmt> del_terms, up_doc;
             // FTS5 flushes its pending terms at every statement of a transaction, so
@@ -381,7 +403,8 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                     x.db, "INSERT OR REPLACE INTO doc(id, rel, size, mtime_ns, len, utf8) VALUES (?1,?2,?3,?4,?5,?6)");
             };
             std::vector<bool> seen(x.docs.size(), false);
-            for (std::size_t i = 0; i < walk.size(); ++i) {
+            for (std::size_t i : visit) {
+                if (i >= walk.size()) continue;
                 const WalkDoc& w = walk[i];
                 auto it = x.slot_of.find(w.rel);
                 if (it != x.slot_of.end()) {
@@ -393,6 +416,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                     }
                 }
                 // New or changed: re-read and re-tokenise this file.
+                scope_slots[i] = -1;
                 std::ifstream in(root_ / w.rel, std::ios::binary);
                 if (!in) continue;  // vanished since the walk: not in scope
                 std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -407,6 +431,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 } else {
                     slot = static_cast<std::uint32_t>(x.docs.size());
                     x.docs.emplace_back();
+                    x.gens.push_back(0);
                     x.slot_of.emplace(w.rel, slot);
                 }
                 Impl::Doc& d = x.docs[slot];
@@ -440,14 +465,14 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 d.len = static_cast<std::uint32_t>(toks.size());
                 d.utf8 = utf8;
                 d.live = true;
-                ++d.gen;
+                std::uint32_t gen = ++x.gens[slot];
                 std::unordered_map<std::string_view, std::uint32_t> tf;
                 for (const auto& t : toks) ++tf[t];
-                for (const auto& [t, n] : tf) x.postings[x.intern(std::string(t))].push_back({slot, n, d.gen});
+                for (const auto& [t, n] : tf) x.postings[x.intern(std::string(t))].push_back({slot, n, gen});
                 if (slot < seen.size()) seen[slot] = true;
                 if (utf8) scope_slots[i] = slot;
             }
-            if (whole_store && x.live > walk.size()) {
+            if (!partial && whole_store && x.live > walk.size()) {
                 // Documents deleted out of band: drop them from the index.
                 std::unique_ptr<Stmt> del_doc;
                 for (std::size_t s = 0; s < seen.size(); ++s) {
@@ -464,7 +489,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                     del_doc->reset();
                     x.slot_of.erase(d.rel);
                     d.live = false;
-                    ++d.gen;
+                    ++x.gens[s];
                     --x.live;
                 }
             }
@@ -477,6 +502,15 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
             }
             x.reconciled_key = walk_key;
             x.reconciled_slots = scope_slots;
+            x.pos_of.assign(x.docs.size(), -1);
+            x.n_scoped = 0;
+            x.total_len = 0;
+            for (std::size_t i = 0; i < walk.size(); ++i) {
+                if (scope_slots[i] < 0) continue;
+                x.pos_of[static_cast<std::size_t>(scope_slots[i])] = static_cast<std::int32_t>(i);
+                ++x.n_scoped;
+                x.total_len += x.docs[static_cast<std::size_t>(scope_slots[i])].len;
+            }
             break;
         } catch (const SqliteError& e) {
             if (x.db) sqlite3_exec(x.db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -490,19 +524,12 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
     }
 
     // Scoped statistics: N, avgdl and df over the documents of this walk only.
-    std::vector<std::int64_t> pos_of(x.docs.size(), -1);
-    std::size_t n_docs = 0;
-    double total_len = 0;
-    for (std::size_t i = 0; i < walk.size(); ++i) {
-        if (scope_slots[i] < 0) continue;
-        pos_of[static_cast<std::size_t>(scope_slots[i])] = static_cast<std::int64_t>(i);
-        ++n_docs;
-        total_len += x.docs[static_cast<std::size_t>(scope_slots[i])].len;
-    }
-    if (n_docs == 0) return {};
-    const double N = static_cast<double>(n_docs);
-    const double avgdl = total_len / N;
+    if (x.n_scoped == 0) return {};
+    const double N = static_cast<double>(x.n_scoped);
+    const double avgdl = x.total_len / N;
     const double k1 = params_.k1, b = params_.b;
+    const std::int32_t* pos_of = x.pos_of.data();
+    const std::uint32_t* gens = x.gens.data();
 
     std::vector<double> score(walk.size(), 0.0);
     std::unordered_map<std::string_view, std::vector<std::pair<std::uint32_t, double>>> contrib;
@@ -512,17 +539,18 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
             std::vector<std::pair<std::uint32_t, double>> list;
             auto tid = x.term_id.find(t);
             if (tid != x.term_id.end()) {
-                std::vector<std::pair<std::uint32_t, std::uint32_t>> hits;  // (walk pos, tf)
-                for (const auto& p : x.postings[tid->second]) {
-                    const Impl::Doc& d = x.docs[p.slot];
-                    if (!d.live || d.gen != p.gen || pos_of[p.slot] < 0) continue;
-                    hits.emplace_back(static_cast<std::uint32_t>(pos_of[p.slot]), p.tf);
-                }
-                double df = static_cast<double>(hits.size());
-                double idf = std::log(1.0 + (N - df + 0.5) / (df + 0.5));
-                for (const auto& [pos, tf] : hits) {
-                    double dl = x.docs[static_cast<std::size_t>(scope_slots[pos])].len;
-                    list.emplace_back(pos, bm25_term(idf, tf, dl, avgdl, k1, b));
+                const auto& posts = x.postings[tid->second];
+                std::size_t df = 0;
+                for (const auto& p : posts)
+                    if (gens[p.slot] == p.gen && pos_of[p.slot] >= 0) ++df;
+                double dfd = static_cast<double>(df);
+                double idf = std::log(1.0 + (N - dfd + 0.5) / (dfd + 0.5));
+                list.reserve(df);
+                for (const auto& p : posts) {
+                    if (gens[p.slot] != p.gen || pos_of[p.slot] < 0) continue;
+                    double dl = x.docs[p.slot].len;
+                    list.emplace_back(static_cast<std::uint32_t>(pos_of[p.slot]),
+                                      bm25_term(idf, p.tf, dl, avgdl, k1, b));
                 }
             }
             c = contrib.emplace(t, std::move(list)).first;
@@ -543,7 +571,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
         std::sort(matched.begin(), matched.end(), better);
     }
     std::vector<LexicalHit> out;
-    out.reserve(std::min(k, n_docs));
+    out.reserve(std::min(k, x.n_scoped));
     for (auto pos : matched) out.push_back({pos, score[pos]});
     // Zero-score documents fill the remaining slots in walk order.
     for (std::size_t i = 0; i < walk.size() && out.size() < k; ++i)

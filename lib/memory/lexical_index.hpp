@@ -32,6 +32,12 @@ struct LexicalHit {
     double score = 0.0;
 };
 
+// Documents changed in place (same walk positions) since the walk keyed `since_key`.
+struct WalkPatch {
+    std::string since_key;
+    std::vector<std::size_t> positions;
+};
+
 struct Bm25Params {
     AnalyzerKind analyzer = AnalyzerKind::spec;
     double k1 = 1.5;
@@ -52,8 +58,11 @@ public:
     // `walk_key`: non-empty when the caller knows the walk is the very one it passed
     // last time with that key (nothing changed on disk); the index then skips comparing
     // it with the files.
+    // `patch`: when the last reconciled walk is `patch->since_key` and only the
+    // documents at `patch->positions` changed (in place), only those are re-checked.
     [[nodiscard]] std::vector<LexicalHit> find(const std::vector<WalkDoc>& docs, bool whole_store,
-                                               const std::string& walk_key, std::string_view query, int top_k);
+                                               const std::string& walk_key, std::string_view query, int top_k,
+                                               const WalkPatch* patch = nullptr);
 
     // Counters for tests and benches.
     [[nodiscard]] std::uint64_t rebuilds() const noexcept { return rebuilds_; }

@@ -390,6 +390,8 @@ const std::vector<WalkDoc>& whole_walk(LocalStoreState& st) {
     TreeWatch::Changes changes = st.watch->drain();
     if (st.walk_valid && !changes.rewalk && st.watch->usable()) {
         if (changes.touched.empty()) return st.walk;
+        WalkPatch patch{std::to_string(st.walk_version), {}};
+        bool in_place = true;
         // Single documents came, went or changed: patch the walk where they sort.
         std::sort(changes.touched.begin(), changes.touched.end());
         changes.touched.erase(std::unique(changes.touched.begin(), changes.touched.end()), changes.touched.end());
@@ -403,16 +405,22 @@ const std::vector<WalkDoc>& whole_walk(LocalStoreState& st) {
                 if (present) {
                     it->size = static_cast<std::int64_t>(sb.st_size);
                     it->mtime_ns = mt;
+                    patch.positions.push_back(static_cast<std::size_t>(it - st.walk.begin()));
                 } else {
                     st.walk.insert(it, WalkDoc{rel, static_cast<std::int64_t>(sb.st_size), mt});
+                    in_place = false;
                 }
             } else if (present) {
                 st.walk.erase(it);
+                in_place = false;
             }
         }
         ++st.walk_version;
+        if (in_place) st.patch = std::move(patch);
+        else st.patch.reset();
         return st.walk;
     }
+    st.patch.reset();
     st.walk.clear();
     for (auto scope : scopes_sorted) {
         fs::path dir = st.root / std::string(scope);
@@ -468,7 +476,7 @@ MemoryResult do_find(LocalStoreState& st, const std::string& query, const std::o
     std::vector<LexicalHit> hits;
     {
         StoreLock lock(st.root);
-        hits = st.index->find(*docs, whole, walk_key, query, top_k);
+        hits = st.index->find(*docs, whole, walk_key, query, top_k, whole && st.patch ? &*st.patch : nullptr);
     }
     FindResult out;
     out.hits.reserve(hits.size());

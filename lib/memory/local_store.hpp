@@ -40,6 +40,8 @@ struct LocalStoreState {
     std::vector<WalkDoc> walk;
     std::uint64_t walk_version = 0;
     bool walk_valid = false;
+    // Set when the last walk update only changed documents in place.
+    std::optional<WalkPatch> patch;
 };
 
 // The store directory for `options` (its "path", else a new uuid4 store), created.

@@ -121,6 +121,21 @@ TEST_CASE("an out-of-band edit, addition and deletion is visible to the next fin
     CHECK(hits[0].snippet == std::optional<std::string>("giraffe and more text"));
 }
 
+TEST_CASE("edits made in place between finds are re-indexed one by one") {
+    Fixture f;
+    for (int i = 0; i < 5; ++i) f.write("memory://user/n" + std::to_string(i), "plain note");
+    CHECK(f.find("quokka", 1)[0].score == 0.0);
+    for (int round = 0; round < 3; ++round) {
+        std::string victim = "n" + std::to_string(round + 1);
+        spit(f.root / "user" / (victim + ".md"), "a quokka note " + std::to_string(round));
+        auto hits = f.find("quokka", 5);
+        REQUIRE(hits.size() == 5);
+        CHECK(hits[0].score > 0.0);
+        CHECK(hits[static_cast<std::size_t>(round)].uri == "memory://user/" + victim);
+        CHECK(hits[static_cast<std::size_t>(round) + 1].score == 0.0);
+    }
+}
+
 TEST_CASE("a corrupted index.sqlite is rebuilt from the files, never trusted") {
     std::vector<MemoryHit> before;
     rath::test::TempDir dir;
