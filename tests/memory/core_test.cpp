@@ -3,8 +3,12 @@
 #include <doctest/doctest.h>
 
 #include "tests/memory/memory_support.hpp"
+#include "tests/support/env.hpp"
+
+#include <fstream>
 
 #include <rath/async/runtime.hpp>
+#include <rath/config/store.hpp>
 
 #include <stdexcept>
 
@@ -127,4 +131,24 @@ TEST_CASE("the sync facade refuses to run on a runtime io thread") {
     }(store));
     CHECK(lazy.get());
     backend->close(store);
+}
+
+TEST_CASE("MemoryStoreSpec::from_config copies the provider entry's path and providers into options") {
+    rath::test::TempHome home;
+    rath::config::ConfigStore::clear_cache();
+    {
+        std::ofstream out(home.path() / "config.json");
+        out << R"({"memory": {"default_provider": "alpha", "providers": {
+                 "alpha": {"backend_kind": "local", "path": "/tmp/a", "embedding_provider": "emb"},
+                 "beta": {"backend_kind": "local"}}}})";
+    }
+    auto a = MemoryStoreSpec::from_config();
+    REQUIRE(a.options.has_value());
+    CHECK(a.options->at("path").as_string() == "/tmp/a");
+    CHECK(a.options->at("embedding_provider").as_string() == "emb");
+    CHECK_FALSE(a.options->contains("chat_provider"));
+    CHECK_FALSE(MemoryStoreSpec::from_config("beta").options.has_value());
+    CHECK_THROWS_WITH_AS((void)MemoryStoreSpec::from_config("gamma"),
+                         doctest::Contains("memory provider 'gamma' not found in"), rath::config::ConfigLookupError);
+    rath::config::ConfigStore::clear_cache();
 }
