@@ -139,6 +139,7 @@ struct LexicalIndex::Impl {
         std::int64_t size = 0;
         std::int64_t mtime_ns = 0;
         std::uint32_t len = 0;
+        std::uint32_t terms = 0;  // distinct terms: its postings in the lists
         bool utf8 = true;
         bool live = false;
     };
@@ -157,6 +158,19 @@ struct LexicalIndex::Impl {
     std::unordered_map<std::string, std::uint32_t> term_id;
     std::vector<std::vector<Post>> postings;
     std::size_t live = 0;
+    // Postings left behind by re-indexed or dropped documents, and all postings.
+    std::size_t stale = 0, total_postings = 0;
+
+    // Drops stale postings once they are the majority (edits would grow memory forever).
+    void compact_if_needed() {
+        if (stale < 65536 || stale * 2 < total_postings) return;
+        total_postings = 0;
+        for (auto& list : postings) {
+            std::erase_if(list, [&](const Post& p) { return p.slot >= gens.size() || gens[p.slot] != p.gen || !docs[p.slot].live; });
+            total_postings += list.size();
+        }
+        stale = 0;
+    }
     // The last walk reconciled, and its walk position -> slot map.
     std::string reconciled_key;
     std::vector<std::int64_t> reconciled_slots;
@@ -177,6 +191,7 @@ struct LexicalIndex::Impl {
     void clear_mirror() {
         reconciled_key.clear();
         reconciled_slots.clear();
+        stale = total_postings = 0;
         gens.clear();
         pos_of.clear();
         docs.clear();
@@ -278,7 +293,11 @@ struct LexicalIndex::Impl {
             auto flush = [&] {
                 if (cur_doc > 0 && tf > 0) {
                     auto slot = static_cast<std::uint32_t>(cur_doc - 1);
-                    if (slot < docs.size() && docs[slot].live) postings[tid].push_back({slot, tf, 0});
+                    if (slot < docs.size() && docs[slot].live) {
+                        postings[tid].push_back({slot, tf, 0});
+                        ++docs[slot].terms;
+                        ++total_postings;
+                    }
                 }
             };
             while (st.step()) {
@@ -459,6 +478,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 up_doc->step();
                 up_doc->reset();
                 if (!d.live) ++x.live;
+                else x.stale += d.terms;
                 d.rel = w.rel;
                 d.size = w.size;
                 d.mtime_ns = w.mtime_ns;
@@ -469,6 +489,8 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 std::unordered_map<std::string_view, std::uint32_t> tf;
                 for (const auto& t : toks) ++tf[t];
                 for (const auto& [t, n] : tf) x.postings[x.intern(std::string(t))].push_back({slot, n, gen});
+                d.terms = static_cast<std::uint32_t>(tf.size());
+                x.total_postings += tf.size();
                 if (slot < seen.size()) seen[slot] = true;
                 if (utf8) scope_slots[i] = slot;
             }
@@ -489,6 +511,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                     del_doc->reset();
                     x.slot_of.erase(d.rel);
                     d.live = false;
+                    x.stale += d.terms;
                     ++x.gens[s];
                     --x.live;
                 }
@@ -500,6 +523,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 exec(x.db, "COMMIT");
                 x.stamp = stamp_of(x.path);
             }
+            x.compact_if_needed();
             x.reconciled_key = walk_key;
             x.reconciled_slots = scope_slots;
             x.pos_of.assign(x.docs.size(), -1);

@@ -203,3 +203,22 @@ TEST_CASE("a long body is cut to 200 code points in the snippet") {
     REQUIRE(hits[0].snippet.has_value());
     CHECK(hits[0].snippet->ends_with("é..."));
 }
+
+TEST_CASE("many re-indexed documents leave the results exact (stale postings are compacted)") {
+    Fixture f;
+    auto body = [](int doc, int round) {
+        std::string b;
+        for (int j = 0; j < 600; ++j) b += "t" + std::to_string(round) + "x" + std::to_string(j) + " ";
+        return b + "doc" + std::to_string(doc);
+    };
+    for (int round = 0; round < 5; ++round) {
+        for (int d = 0; d < 40; ++d) spit(f.root / "agent" / ("d" + std::to_string(d) + ".md"), body(d, round));
+        auto hits = f.find("t" + std::to_string(round) + "x7 doc3", 2);
+        REQUIRE(hits.size() == 2);
+        CHECK(hits[0].uri == "memory://agent/d3");
+        CHECK(hits[1].score > 0.0);
+        CHECK(hits[1].score < hits[0].score);
+        // Terms of earlier rounds are gone everywhere.
+        if (round > 0) CHECK(f.find("t" + std::to_string(round - 1) + "x7", 1)[0].score == 0.0);
+    }
+}
