@@ -11,6 +11,14 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
+#include <rath/llm/chat_client.hpp>
+#include <rath/llm/provider.hpp>
+#include <rath/llm/registry.hpp>
+#include <rath/llm/request.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/log.hpp>
+
+#include "lib/memory/extract.hpp"
 #include "lib/memory/local_store.hpp"
 
 #include <map>
@@ -175,7 +183,9 @@ public:
             state = it->second;
             stores_.erase(it);
         }
-        co_await runtime().strands().async_run(lane_key(*state), touch_on_close(runtime().blocking_executor(), state));
+        std::string key = lane_key(*state);
+        auto touch = touch_on_close(runtime().blocking_executor(), state);
+        co_await runtime().strands().async_run(key, std::move(touch));
     }
 
     boost::asio::awaitable<MemoryResult> async_dispatch(MemoryStorePtr store, MemoryOp op) override {
@@ -189,11 +199,19 @@ public:
             if (it == stores_.end()) throw MemoryStoreClosed(store->handle());
             state = it->second;
         }
-        if (auto* res = std::get_if<OpResource>(&op); res && detail::is_http_source(res->source))
-            co_return co_await runtime().strands().async_run(
-                lane_key(*state), run_http_resource(runtime().blocking_executor(), client(), state, *res));
-        co_return co_await runtime().strands().async_run(
-            lane_key(*state), run_op(runtime().blocking_executor(), state, store, std::move(op)));
+        std::string key = lane_key(*state);
+        if (auto* res = std::get_if<OpResource>(&op); res && detail::is_http_source(res->source)) {
+            rath::net::HttpClient http = client();
+            auto fetch = run_http_resource(runtime().blocking_executor(), std::move(http), state, *res);
+            co_return co_await runtime().strands().async_run(key, std::move(fetch));
+        }
+        if (auto* commit = std::get_if<OpCommit>(&op); commit && commit->wait) {
+            OpCommit c = *commit;
+            auto task = commit_and_extract(store, state, std::move(c));
+            co_return co_await std::move(task);
+        }
+        auto task = run_op(runtime().blocking_executor(), state, store, std::move(op));
+        co_return co_await runtime().strands().async_run(key, std::move(task));
     }
 
 private:
@@ -204,6 +222,65 @@ private:
                                                        MemoryOp op) {
         auto job = [state, store, op = std::move(op)]() { return run_blocking(state, store->spec(), op); };
         co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    // §2.12: archive on the store's lane, then (outside it) ask the chat client for
+    // memos, then write each memo on the lane. Any extraction error: zero memos, logged.
+    boost::asio::awaitable<MemoryResult> commit_and_extract(MemoryStorePtr store,
+                                                            std::shared_ptr<LocalStoreState> state, OpCommit op) {
+        auto pool = runtime().blocking_executor();
+        // Operands are named before each co_await: GCC 12 destroys some temporaries of a
+        // co_await expression twice.
+        std::string key = lane_key(*state);
+        MemoryOp archive_op = op;
+        auto archive = run_op(pool, state, store, std::move(archive_op));
+        MemoryResult archived = co_await runtime().strands().async_run(key, std::move(archive));
+        auto* result = std::get_if<CommitResult>(&archived);
+        if (!result) co_return archived;
+        auto resolve = [store]() { return resolve_chat(store->spec()); };
+        std::shared_ptr<rath::llm::ChatClient> chat = co_await rath::async::Runtime::async_blocking(pool, std::move(resolve));
+        if (!chat) co_return archived;
+        std::vector<std::pair<std::string, std::string>> memos;
+        try {
+            rath::llm::ChatRequest req;
+            req.messages.push_back(rath::llm::Message::system(std::string(detail::extraction_system_prompt())));
+            req.messages.push_back(rath::llm::Message::user(detail::extraction_user_prompt(op.messages)));
+            req.sampling.temperature = 0.0;
+            rath::llm::ChatResponse resp;
+            co_await chat->async_complete(req, resp);
+            std::string text;
+            if (!resp.choices.empty() && resp.choices.front().message.content)
+                text = *resp.choices.front().message.content;
+            memos = detail::parse_extracted(text);
+        } catch (const std::exception& e) {
+            rath::log(LogLevel::warning, "rath.memory", std::string("memory commit: memo extraction failed: ") + e.what());
+            co_return archived;
+        }
+        // Decision (§2.12 quirk): the count is the memos written; invalid URIs are skipped.
+        std::int64_t written = 0;
+        for (auto& [uri, content] : memos) {
+            MemoryOp write_op = OpWrite{uri, content};
+            auto write = run_op(pool, state, store, std::move(write_op));
+            MemoryResult w = co_await runtime().strands().async_run(key, std::move(write));
+            if (std::holds_alternative<WriteResult>(w)) ++written;
+        }
+        result->extracted_count = written;
+        co_return archived;
+    }
+
+    // options.chat (a live client) or options.chat_provider (an llm.providers entry);
+    // a construction failure disables extraction for this commit, logged at info.
+    static std::shared_ptr<rath::llm::ChatClient> resolve_chat(const MemoryStoreSpec& spec) {
+        if (spec.chat) return spec.chat;
+        const boost::json::value* name = spec.options ? spec.options->if_contains("chat_provider") : nullptr;
+        if (!name || !name->is_string()) return nullptr;
+        try {
+            auto provider = rath::llm::Provider::from_config(std::string_view(name->as_string()));
+            return rath::llm::chat_client_for(provider);
+        } catch (const std::exception& e) {
+            rath::log(LogLevel::info, "rath.memory", std::string("memory commit: no chat client: ") + e.what());
+            return nullptr;
+        }
     }
 
     rath::net::HttpClient client() {
@@ -228,7 +305,9 @@ private:
         };
         MemoryResult checked = co_await rath::async::Runtime::async_blocking(pool, std::move(check));
         if (is_failure(checked)) co_return checked;
-        Fetched f = co_await fetch_http(http, op.source);
+        std::string url = op.source;
+        auto fetch = fetch_http(http, std::move(url));
+        Fetched f = co_await std::move(fetch);
         if (f.failure) co_return *f.failure;
         auto job = [state, op, f = std::move(f)]() -> MemoryResult {
             try {

@@ -557,7 +557,7 @@ std::string commit_stamp() {
     return std::string(buf) + frac;
 }
 
-MemoryResult do_commit(LocalStoreState& st, const MemoryStoreSpec& spec, const OpCommit& op) {
+MemoryResult do_commit(LocalStoreState& st, const OpCommit& op) {
     if (op.session_id.empty())
         return failure(FailureKind::invalid_uri, "MemoryOpCommit requires non-empty session_id");
     // Decision 4 of §8.6: the id is one path segment.
@@ -577,14 +577,8 @@ MemoryResult do_commit(LocalStoreState& st, const MemoryStoreSpec& spec, const O
     }
     CommitResult out;
     out.archived_uri = "memory://session/" + op.session_id + "/commits/" + stamp + "/messages.json";
-    if (!op.wait) return out;
-    bool has_chat = spec.chat || (spec.options && spec.options->contains("chat_provider"));
-    if (!has_chat) {
-        out.extracted_count = 0;
-        return out;
-    }
-    // Memo extraction by the LLM is not built yet: report "not attempted".
-    rath::log(LogLevel::warning, "rath.memory", "memory commit: memo extraction is not available in this build");
+    // With wait, no memo was extracted here; local.cpp adds them when a chat client exists.
+    if (op.wait) out.extracted_count = 0;
     return out;
 }
 
@@ -725,7 +719,7 @@ void touch_meta(const fs::path& root, const json::object* options, bool on_open)
     atomic_write(p, rath::detail::pyjson(meta, {.indent = 2}) + "\n");
 }
 
-MemoryResult run_op(LocalStoreState& st, const MemoryStoreSpec& spec, const MemoryOp& op) {
+MemoryResult run_op(LocalStoreState& st, const MemoryStoreSpec& /*spec*/, const MemoryOp& op) {
     return std::visit(
         [&](const auto& o) -> MemoryResult {
             using T = std::decay_t<decltype(o)>;
@@ -737,7 +731,7 @@ MemoryResult run_op(LocalStoreState& st, const MemoryStoreSpec& spec, const Memo
             // No intent model: a search is a find (session_id ignored).
             else if constexpr (std::is_same_v<T, OpSearch>) return do_find(st, o.query, o.target_uri, o.top_k);
             else if constexpr (std::is_same_v<T, OpResource>) return do_resource(st, o);
-            else return do_commit(st, spec, o);
+            else return do_commit(st, o);
         },
         op);
 }

@@ -51,7 +51,8 @@ void MemoryStore::release() {
 
 boost::asio::awaitable<MemoryResult> MemoryStore::async_dispatch(MemoryOp op) {
     if (closed()) throw MemoryStoreClosed(handle_);
-    co_return co_await backend_->async_dispatch(shared_from_this(), std::move(op));
+    auto task = backend_->async_dispatch(shared_from_this(), std::move(op));
+    co_return co_await std::move(task);
 }
 
 MemoryResult MemoryStore::dispatch(MemoryOp op) {
