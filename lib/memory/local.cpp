@@ -40,6 +40,8 @@ public:
         std::lock_guard lk(mu_);
         auto key = root.string() + "\n" + std::string(detail::to_string(params.analyzer)) + "\n" +
                    std::to_string(params.k1) + "\n" + std::to_string(params.b);
+        // Forget stores nobody has open any more.
+        std::erase_if(states_, [](const auto& kv) { return kv.second.expired(); });
         auto& weak = states_[key];
         if (auto s = weak.lock()) return s;
         auto s = std::make_shared<LocalStoreState>();
