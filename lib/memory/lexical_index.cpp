@@ -116,6 +116,12 @@ FileStamp stamp_of(const fs::path& p) {
             static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
 }
 
+// Lookups by string_view without building a std::string.
+struct TermHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
 bool valid_utf8(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         unsigned char c = static_cast<unsigned char>(s[i]);
@@ -155,7 +161,7 @@ struct LexicalIndex::Impl {
     FileStamp stamp;  // of index.sqlite after our last look at it
     std::vector<Doc> docs;  // slot = rowid - 1
     std::unordered_map<std::string, std::uint32_t> slot_of;
-    std::unordered_map<std::string, std::uint32_t> term_id;
+    std::unordered_map<std::string, std::uint32_t, TermHash, std::equal_to<>> term_id;
     std::vector<std::vector<Post>> postings;
     std::size_t live = 0;
     // Postings left behind by re-indexed or dropped documents, and all postings.
@@ -227,7 +233,7 @@ struct LexicalIndex::Impl {
              "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
              "CREATE TABLE IF NOT EXISTS doc(id INTEGER PRIMARY KEY, rel TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,"
              " mtime_ns INTEGER NOT NULL, len INTEGER NOT NULL, utf8 INTEGER NOT NULL);"
-             "CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5(t, tokenize='rath_ascii', detail=full);"
+             "CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5(t, tokenize='rath_ascii', detail=full, columnsize=0);"
              "CREATE VIRTUAL TABLE IF NOT EXISTS terms_vi USING fts5vocab(terms, instance);");
     }
 
@@ -321,10 +327,12 @@ struct LexicalIndex::Impl {
         return true;
     }
 
-    std::uint32_t intern(const std::string& t) {
-        auto [it, inserted] = term_id.try_emplace(t, static_cast<std::uint32_t>(postings.size()));
-        if (inserted) postings.emplace_back();
-        return it->second;
+    std::uint32_t intern(std::string_view t) {
+        if (auto it = term_id.find(t); it != term_id.end()) return it->second;
+        auto id = static_cast<std::uint32_t>(postings.size());
+        term_id.emplace(std::string(t), id);
+        postings.emplace_back();
+        return id;
     }
 
     void remove_files() {
@@ -488,7 +496,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                 std::uint32_t gen = ++x.gens[slot];
                 std::unordered_map<std::string_view, std::uint32_t> tf;
                 for (const auto& t : toks) ++tf[t];
-                for (const auto& [t, n] : tf) x.postings[x.intern(std::string(t))].push_back({slot, n, gen});
+                for (const auto& [t, n] : tf) x.postings[x.intern(t)].push_back({slot, n, gen});
                 d.terms = static_cast<std::uint32_t>(tf.size());
                 x.total_postings += tf.size();
                 if (slot < seen.size()) seen[slot] = true;
