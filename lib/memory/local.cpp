@@ -36,10 +36,10 @@ using detail::LocalStoreState;
 // share its index and its lane.
 class StateTable {
 public:
-    std::shared_ptr<LocalStoreState> get(const fs::path& root, const detail::Bm25Params& params) {
+    std::shared_ptr<LocalStoreState> get(const fs::path& root, const detail::Bm25Params& params, bool watch) {
         std::lock_guard lk(mu_);
         auto key = root.string() + "\n" + std::string(detail::to_string(params.analyzer)) + "\n" +
-                   std::to_string(params.k1) + "\n" + std::to_string(params.b);
+                   std::to_string(params.k1) + "\n" + std::to_string(params.b) + (watch ? "\nwatch" : "\nstat");
         // Forget stores nobody has open any more.
         std::erase_if(states_, [](const auto& kv) { return kv.second.expired(); });
         auto& weak = states_[key];
@@ -47,6 +47,7 @@ public:
         auto s = std::make_shared<LocalStoreState>();
         s->root = root;
         s->params = params;
+        s->use_watch = watch;
         weak = s;
         return s;
     }
@@ -70,6 +71,8 @@ OpenResult open_blocking(boost::json::object options) {
     std::string err;
     auto params = detail::bm25_params_from(options, err);
     if (!params) return {nullptr, err};
+    auto watch = detail::watch_option(options, err);
+    if (!watch) return {nullptr, err};
     fs::path root;
     try {
         root = detail::local_store_root(options);
@@ -77,7 +80,7 @@ OpenResult open_blocking(boost::json::object options) {
     } catch (const std::exception& e) {
         return {nullptr, std::string("cannot open local memory store: ") + e.what()};
     }
-    return {state_table().get(root, *params), {}};
+    return {state_table().get(root, *params, *watch), {}};
 }
 
 MemoryResult run_blocking(const std::shared_ptr<LocalStoreState>& state, const MemoryStoreSpec& spec,

@@ -386,6 +386,17 @@ void walk_docs(const fs::path& dir, const std::string& rel, std::vector<WalkDoc>
 // The documents of the whole store in walk order: the cached walk while the watch
 // reports nothing, else a fresh stat walk.
 const std::vector<WalkDoc>& whole_walk(LocalStoreState& st) {
+    if (!st.use_watch) {
+        st.patch.reset();
+        st.walk.clear();
+        for (auto scope : scopes_sorted) {
+            fs::path dir = st.root / std::string(scope);
+            if (is_dir_nofollow(dir)) walk_docs(dir, std::string(scope), st.walk, nullptr);
+        }
+        ++st.walk_version;
+        st.walk_valid = true;
+        return st.walk;
+    }
     if (!st.watch) st.watch = std::make_unique<TreeWatch>(st.root);
     TreeWatch::Changes changes = st.watch->drain();
     if (st.walk_valid && !changes.rewalk && st.watch->usable()) {
@@ -692,6 +703,16 @@ std::optional<Bm25Params> bm25_params_from(const json::object& options, std::str
         *slot = v->to_number<double>();
     }
     return p;
+}
+
+std::optional<bool> watch_option(const json::object& options, std::string& error) {
+    const json::value* v = options.if_contains("watch");
+    if (!v || v->is_null()) return true;
+    if (!v->is_bool()) {
+        error = "memory store option 'watch' must be true or false";
+        return std::nullopt;
+    }
+    return v->as_bool();
 }
 
 void touch_meta(const fs::path& root, const json::object* options, bool on_open) {

@@ -32,6 +32,9 @@ struct LocalStoreState {
 
     std::filesystem::path root;  // canonical
     Bm25Params params;
+    // Store option "watch" (default true): false means a stat walk before every find,
+    // for filesystems whose changes inotify does not see (NFS and other network mounts).
+    bool use_watch = true;
     std::unique_ptr<LexicalIndex> index;  // made on the first find
     // The whole-store walk of the last find, kept while inotify reports no change under
     // the scope directories (any event, a queue overflow or a watch that could not be
@@ -48,6 +51,8 @@ struct LocalStoreState {
 [[nodiscard]] std::filesystem::path local_store_root(const boost::json::object& options);
 // The BM25 settings the options name; nullopt with `error` set for a bad value.
 [[nodiscard]] std::optional<Bm25Params> bm25_params_from(const boost::json::object& options, std::string& error);
+// The "watch" option; nullopt with `error` set for a non-boolean.
+[[nodiscard]] std::optional<bool> watch_option(const boost::json::object& options, std::string& error);
 // Updates meta.json (§2.2): `on_open` also records the providers from `options`.
 void touch_meta(const std::filesystem::path& root, const boost::json::object* options, bool on_open);
 

@@ -136,6 +136,19 @@ TEST_CASE("edits made in place between finds are re-indexed one by one") {
     }
 }
 
+TEST_CASE("with the watch off, every find stat-walks and still sees out-of-band edits") {
+    Fixture f({{"watch", false}});
+    f.write("memory://user/a", "zebra");
+    CHECK(f.find("zebra", 1)[0].score > 0.0);
+    spit(f.root / "user/a.md", "giraffe");
+    spit(f.root / "user/b.md", "zebra");
+    auto hits = f.find("zebra", 2);
+    REQUIRE(hits.size() == 2);
+    CHECK(hits[0].uri == "memory://user/b");
+    CHECK(hits[1].score == 0.0);
+    CHECK_THROWS_AS((void)f.backend->open(rath::test::spec_at(f.dir.path(), {{"watch", "yes"}})), MemoryBackendError);
+}
+
 TEST_CASE("a corrupted index.sqlite is rebuilt from the files, never trusted") {
     std::vector<MemoryHit> before;
     rath::test::TempDir dir;

@@ -6,13 +6,17 @@
 //
 // Find ranks with the spec's BM25 (k1 1.5, b 0.75, scoped statistics, stable order,
 // zero-score fill) over a derived SQLite FTS5 index, `index.sqlite` at the store root,
-// reconciled with the files by a stat walk before each query; a missing or corrupt
-// index is rebuilt from the files. Store options (MemoryStoreSpec::options):
+// reconciled with the files before each query (a stat walk, or with the watch on, a
+// re-stat of what inotify reported since the last find); a missing or corrupt index is
+// rebuilt from the files. Store options (MemoryStoreSpec::options):
 //   "path"      the store directory (created); unset: a new uuid4 store under
 //               <config-dir>/memory/local/
 //   "analyzer"  "spec" (default: ASCII alnum runs, lower-cased) or "stem" (the same,
 //               then English stopwords dropped and Porter stems; k1 0.9, b 0.4)
 //   "bm25_k1", "bm25_b"   override the analyzer's BM25 parameters
+//   "watch"     true (default): between finds, inotify tells what changed, so a find
+//               re-stats only what it reports; false: a full stat walk before every
+//               find (for network filesystems, whose remote changes inotify misses)
 //
 // Decisions (memory_flow.md §8.6): one trailing '/' in a URI is accepted; a write
 // appends ".md" unless the name ends in it; a non-UTF-8 body is a Failure(internal) on
