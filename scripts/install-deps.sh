@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libsimdjson-dev libssl-dev zlib1g-dev openssl ca-certificates doctest-dev
+  libsimdjson-dev libssl-dev zlib1g-dev libsqlite3-dev openssl ca-certificates doctest-dev
   bubblewrap graphviz wrk
 )
 

@@ -1,0 +1,87 @@
+#pragma once
+// The derived lexical index of one local store: `index.sqlite` at the store root (an
+// FTS5 table over each body's analyzed terms, tokenized by a custom tokenizer that
+// emits ASCII alnum runs, plus a `doc` table of path, size, mtime and length), mirrored
+// in memory for scoring. The files stay the truth: every find first reconciles the
+// index with a stat walk of its scope, a missing, replaced or unreadable index file is
+// rebuilt from the files, and BM25 (memory_flow.md §2.9) is computed here over the
+// scoped documents only.
+//
+// Thread safety: none; the caller serializes (the store's lane, plus the store's file
+// lock against other processes). Errors: a file that cannot be read is left out of the
+// scope; SQLite failures rebuild the index once and then throw MemoryBackendError.
+#include "lib/memory/analyzer.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rath::memory::detail {
+
+struct WalkDoc {
+    std::string rel;  // path relative to the store root, '/'-separated
+    std::int64_t size = 0;
+    std::int64_t mtime_ns = 0;
+};
+
+struct LexicalHit {
+    std::size_t pos = 0;  // index into the walk
+    double score = 0.0;
+};
+
+// Documents changed in place (same walk positions) since the walk keyed `since_key`.
+struct WalkPatch {
+    std::string since_key;
+    std::vector<std::size_t> positions;
+};
+
+struct Bm25Params {
+    AnalyzerKind analyzer = AnalyzerKind::spec;
+    double k1 = 1.5;
+    double b = 0.75;
+};
+
+class LexicalIndex {
+public:
+    LexicalIndex(std::filesystem::path root, Bm25Params params);
+    ~LexicalIndex();
+    LexicalIndex(const LexicalIndex&) = delete;
+    LexicalIndex& operator=(const LexicalIndex&) = delete;
+
+    [[nodiscard]] const Bm25Params& params() const noexcept { return params_; }
+
+    // `docs`: the scope's documents in walk order. `whole_store`: the walk covered the
+    // whole store, so indexed documents it did not see are gone and are dropped.
+    // `walk_key`: non-empty when the caller knows the walk is the very one it passed
+    // last time with that key (nothing changed on disk); the index then skips comparing
+    // it with the files.
+    // `patch`: when the last reconciled walk is `patch->since_key` and only the
+    // documents at `patch->positions` changed (in place), only those are re-checked.
+    [[nodiscard]] std::vector<LexicalHit> find(const std::vector<WalkDoc>& docs, bool whole_store,
+                                               const std::string& walk_key, std::string_view query, int top_k,
+                                               const WalkPatch* patch = nullptr);
+
+    // Counters for tests and benches.
+    [[nodiscard]] std::uint64_t rebuilds() const noexcept { return rebuilds_; }
+    [[nodiscard]] std::uint64_t reindexed_files() const noexcept { return reindexed_; }
+
+private:
+    struct Impl;
+    std::filesystem::path root_;
+    Bm25Params params_;
+    std::unique_ptr<Impl> impl_;
+    std::uint64_t rebuilds_ = 0;
+    std::uint64_t reindexed_ = 0;
+};
+
+// The score of one document as memory_flow.md §2.9 writes it (shared by the index and
+// the re-tokenising baseline of the benches).
+[[nodiscard]] inline double bm25_term(double idf, double tf, double dl, double avgdl, double k1, double b) noexcept {
+    double ratio = avgdl == 0.0 ? 1.0 : dl / avgdl;
+    return idf * (tf * (k1 + 1.0)) / (tf + k1 * (1.0 - b + b * ratio));
+}
+
+}  // namespace rath::memory::detail

@@ -1,0 +1,361 @@
+// The local backend's async shell: a table of open stores, one lane per store
+// directory, and the blocking pool for every file and SQLite call.
+#include <rath/async/runtime.hpp>
+#include <rath/memory/error.hpp>
+#include <rath/memory/local.hpp>
+#include <rath/memory/store.hpp>
+
+#include <rath/net/http_client.hpp>
+#include <rath/net/http_error.hpp>
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
+
+#include <rath/llm/chat_client.hpp>
+#include <rath/llm/provider.hpp>
+#include <rath/llm/registry.hpp>
+#include <rath/llm/request.hpp>
+#include <rath/llm/response.hpp>
+#include <rath/log.hpp>
+
+#include "lib/memory/extract.hpp"
+#include "lib/memory/local_store.hpp"
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+
+namespace rath::memory {
+namespace {
+
+using detail::LocalStoreState;
+
+// One state per canonical directory per process, so that two handles on one store
+// share its index and its lane.
+class StateTable {
+public:
+    std::shared_ptr<LocalStoreState> get(const fs::path& root, const detail::Bm25Params& params, bool watch) {
+        std::lock_guard lk(mu_);
+        auto key = root.string() + "\n" + std::string(detail::to_string(params.analyzer)) + "\n" +
+                   std::to_string(params.k1) + "\n" + std::to_string(params.b) + (watch ? "\nwatch" : "\nstat");
+        // Forget stores nobody has open any more.
+        std::erase_if(states_, [](const auto& kv) { return kv.second.expired(); });
+        auto& weak = states_[key];
+        if (auto s = weak.lock()) return s;
+        auto s = std::make_shared<LocalStoreState>();
+        s->root = root;
+        s->params = params;
+        s->use_watch = watch;
+        weak = s;
+        return s;
+    }
+
+private:
+    std::mutex mu_;
+    std::map<std::string, std::weak_ptr<LocalStoreState>> states_;
+};
+
+StateTable& state_table() {
+    static StateTable* t = new StateTable();
+    return *t;
+}
+
+struct OpenResult {
+    std::shared_ptr<LocalStoreState> state;
+    std::string error;
+};
+
+OpenResult open_blocking(boost::json::object options) {
+    std::string err;
+    auto params = detail::bm25_params_from(options, err);
+    if (!params) return {nullptr, err};
+    auto watch = detail::watch_option(options, err);
+    if (!watch) return {nullptr, err};
+    fs::path root;
+    try {
+        root = detail::local_store_root(options);
+        detail::touch_meta(root, &options, true);
+    } catch (const std::exception& e) {
+        return {nullptr, std::string("cannot open local memory store: ") + e.what()};
+    }
+    return {state_table().get(root, *params, *watch), {}};
+}
+
+MemoryResult run_blocking(const std::shared_ptr<LocalStoreState>& state, const MemoryStoreSpec& spec,
+                          const MemoryOp& op) {
+    try {
+        return detail::run_op(*state, spec, op);
+    } catch (const std::system_error& e) {
+        if (e.code() == std::errc::permission_denied || e.code() == std::errc::operation_not_permitted)
+            return ExecutionFailure{FailureKind::unauthorized, std::string("permission denied: ") + e.what(),
+                                    std::nullopt};
+        return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
+    } catch (const MemoryBackendError& e) {
+        return ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+    }
+}
+
+struct Fetched {
+    std::optional<ExecutionFailure> failure;
+    std::string bytes, name;
+};
+
+ExecutionFailure fetch_failure(std::string why) {
+    return ExecutionFailure{FailureKind::transport, "failed to fetch resource: " + std::move(why), std::nullopt};
+}
+
+// GET with a 30 s budget, following up to 10 redirects as urllib does; any non-2xx
+// status or transport error is a transport failure.
+boost::asio::awaitable<Fetched> fetch_http(rath::net::HttpClient client, std::string url) {
+    Fetched out;
+    rath::net::HttpResponse resp;
+    for (int hop = 0;; ++hop) {
+        rath::net::HttpRequest req;
+        req.method = "GET";
+        req.url = url;
+        try {
+            co_await client.async_request(req, resp);
+        } catch (const std::exception& e) {
+            out.failure = fetch_failure(e.what());
+            co_return out;
+        }
+        bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
+                        resp.status == 308;
+        if (redirect && hop < 10) {
+            auto loc = resp.header("location");
+            auto base = boost::urls::parse_uri(url);
+            auto ref = loc ? boost::urls::parse_uri_reference(*loc) : decltype(boost::urls::parse_uri_reference("")){};
+            if (loc && base && ref) {
+                boost::urls::url next;
+                if (boost::urls::resolve(*base, *ref, next)) {
+                    url = std::string(next.buffer());
+                    continue;
+                }
+            }
+        }
+        if (resp.status < 200 || resp.status > 299) {
+            out.failure = fetch_failure("HTTP Error " + std::to_string(resp.status));
+            co_return out;
+        }
+        break;
+    }
+    out.bytes = std::move(resp.body);
+    std::string name = "resource";
+    if (auto u = boost::urls::parse_uri(url)) {
+        std::string path(u->encoded_path());
+        auto slash = path.rfind('/');
+        std::string last = slash == std::string::npos ? path : path.substr(slash + 1);
+        if (!last.empty()) name = last;
+    }
+    out.name = std::move(name);
+    co_return out;
+}
+
+class LocalMemoryBackend final : public MemoryBackend {
+public:
+    explicit LocalMemoryBackend(rath::async::Runtime* rt) : MemoryBackend(local_backend_name, rt) {}
+
+    MemoryCapabilities capabilities() const override { return local_memory_capabilities(); }
+    OpSet supported_ops() const override { return all_ops(); }
+    std::size_t store_count() const override {
+        std::lock_guard lk(mu_);
+        return stores_.size();
+    }
+
+    boost::asio::awaitable<MemoryStorePtr> async_open(std::optional<MemoryStoreSpec> spec) override {
+        MemoryStoreSpec s = spec ? std::move(*spec) : MemoryStoreSpec{};
+        boost::json::object options = s.options ? *s.options : boost::json::object{};
+        // Jobs are named before the co_await: GCC 12 destroys lambda temporaries of a
+        // co_await expression twice.
+        auto job = [options]() { return open_blocking(options); };
+        OpenResult r = co_await rath::async::Runtime::async_blocking(runtime().blocking_executor(), std::move(job));
+        if (!r.state) throw MemoryBackendError(r.error);
+        auto store = std::make_shared<MemoryStore>(shared_from_this(), r.state->root.string(), std::move(s));
+        std::lock_guard lk(mu_);
+        stores_[store.get()] = r.state;
+        co_return store;
+    }
+
+    boost::asio::awaitable<void> async_close(MemoryStorePtr store) override {
+        if (!store->mark_closed()) co_return;
+        std::shared_ptr<LocalStoreState> state;
+        {
+            std::lock_guard lk(mu_);
+            auto it = stores_.find(store.get());
+            if (it == stores_.end()) co_return;
+            state = it->second;
+            stores_.erase(it);
+        }
+        std::string key = lane_key(*state);
+        auto touch = touch_on_close(runtime().blocking_executor(), state);
+        co_await runtime().strands().async_run(key, std::move(touch));
+    }
+
+    boost::asio::awaitable<MemoryResult> async_dispatch(MemoryStorePtr store, MemoryOp op) override {
+        if (store->closed()) throw MemoryStoreClosed(store->handle());
+        if (!supported_ops().test(op.index()))
+            throw UnsupportedMemoryOp(std::string(op_type_name(op)), local_backend_name);
+        std::shared_ptr<LocalStoreState> state;
+        {
+            std::lock_guard lk(mu_);
+            auto it = stores_.find(store.get());
+            if (it == stores_.end()) throw MemoryStoreClosed(store->handle());
+            state = it->second;
+        }
+        std::string key = lane_key(*state);
+        if (auto* res = std::get_if<OpResource>(&op); res && detail::is_http_source(res->source)) {
+            rath::net::HttpClient http = client();
+            auto fetch = run_http_resource(runtime().blocking_executor(), std::move(http), state, *res);
+            co_return co_await runtime().strands().async_run(key, std::move(fetch));
+        }
+        if (auto* commit = std::get_if<OpCommit>(&op); commit && commit->wait) {
+            OpCommit c = *commit;
+            auto task = commit_and_extract(store, state, std::move(c));
+            co_return co_await std::move(task);
+        }
+        auto task = run_op(runtime().blocking_executor(), state, store, std::move(op));
+        co_return co_await runtime().strands().async_run(key, std::move(task));
+    }
+
+private:
+    static std::string lane_key(const LocalStoreState& s) { return "rath.memory.local:" + s.root.string(); }
+
+    static boost::asio::awaitable<MemoryResult> run_op(rath::async::Runtime::blocking_executor_type pool,
+                                                       std::shared_ptr<LocalStoreState> state, MemoryStorePtr store,
+                                                       MemoryOp op) {
+        auto job = [state, store, op = std::move(op)]() { return run_blocking(state, store->spec(), op); };
+        co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    // §2.12: archive on the store's lane, then (outside it) ask the chat client for
+    // memos, then write each memo on the lane. Any extraction error: zero memos, logged.
+    boost::asio::awaitable<MemoryResult> commit_and_extract(MemoryStorePtr store,
+                                                            std::shared_ptr<LocalStoreState> state, OpCommit op) {
+        auto pool = runtime().blocking_executor();
+        // Operands are named before each co_await: GCC 12 destroys some temporaries of a
+        // co_await expression twice.
+        std::string key = lane_key(*state);
+        MemoryOp archive_op = op;
+        auto archive = run_op(pool, state, store, std::move(archive_op));
+        MemoryResult archived = co_await runtime().strands().async_run(key, std::move(archive));
+        auto* result = std::get_if<CommitResult>(&archived);
+        if (!result) co_return archived;
+        auto resolve = [store]() { return resolve_chat(store->spec()); };
+        std::shared_ptr<rath::llm::ChatClient> chat = co_await rath::async::Runtime::async_blocking(pool, std::move(resolve));
+        if (!chat) co_return archived;
+        std::vector<std::pair<std::string, std::string>> memos;
+        try {
+            rath::llm::ChatRequest req;
+            req.messages.push_back(rath::llm::Message::system(std::string(detail::extraction_system_prompt())));
+            req.messages.push_back(rath::llm::Message::user(detail::extraction_user_prompt(op.messages)));
+            req.sampling.temperature = 0.0;
+            rath::llm::ChatResponse resp;
+            co_await chat->async_complete(req, resp);
+            std::string text;
+            if (!resp.choices.empty() && resp.choices.front().message.content)
+                text = *resp.choices.front().message.content;
+            memos = detail::parse_extracted(text);
+        } catch (const std::exception& e) {
+            rath::log(LogLevel::warning, "rath.memory", std::string("memory commit: memo extraction failed: ") + e.what());
+            co_return archived;
+        }
+        // Decision (§2.12 quirk): the count is the memos written; invalid URIs are skipped.
+        std::int64_t written = 0;
+        for (auto& [uri, content] : memos) {
+            MemoryOp write_op = OpWrite{uri, content};
+            auto write = run_op(pool, state, store, std::move(write_op));
+            MemoryResult w = co_await runtime().strands().async_run(key, std::move(write));
+            if (std::holds_alternative<WriteResult>(w)) ++written;
+        }
+        result->extracted_count = written;
+        co_return archived;
+    }
+
+    // options.chat (a live client) or options.chat_provider (an llm.providers entry);
+    // a construction failure disables extraction for this commit, logged at info.
+    static std::shared_ptr<rath::llm::ChatClient> resolve_chat(const MemoryStoreSpec& spec) {
+        if (spec.chat) return spec.chat;
+        const boost::json::value* name = spec.options ? spec.options->if_contains("chat_provider") : nullptr;
+        if (!name || !name->is_string()) return nullptr;
+        try {
+            auto provider = rath::llm::Provider::from_config(std::string_view(name->as_string()));
+            return rath::llm::chat_client_for(provider);
+        } catch (const std::exception& e) {
+            rath::log(LogLevel::info, "rath.memory", std::string("memory commit: no chat client: ") + e.what());
+            return nullptr;
+        }
+    }
+
+    rath::net::HttpClient client() {
+        std::lock_guard lk(mu_);
+        if (!http_) {
+            rath::net::HttpClientOptions o;
+            o.total_timeout = std::chrono::seconds(30);
+            http_.emplace(runtime(), o);
+        }
+        return *http_;
+    }
+
+    // The destination is checked before anything is fetched (§2.11); the fetch runs on
+    // the io threads, the ingest on the blocking pool.
+    static boost::asio::awaitable<MemoryResult> run_http_resource(rath::async::Runtime::blocking_executor_type pool,
+                                                                  rath::net::HttpClient http,
+                                                                  std::shared_ptr<LocalStoreState> state,
+                                                                  OpResource op) {
+        auto check = [state, op]() -> MemoryResult {
+            if (auto err = detail::resource_destination_error(*state, op)) return *err;
+            return WriteResult{};
+        };
+        MemoryResult checked = co_await rath::async::Runtime::async_blocking(pool, std::move(check));
+        if (is_failure(checked)) co_return checked;
+        std::string url = op.source;
+        auto fetch = fetch_http(http, std::move(url));
+        Fetched f = co_await std::move(fetch);
+        if (f.failure) co_return *f.failure;
+        auto job = [state, op, f = std::move(f)]() -> MemoryResult {
+            try {
+                return detail::ingest_resource(*state, op, f.bytes, op.source, f.name);
+            } catch (const std::system_error& e) {
+                return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
+            }
+        };
+        co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    static boost::asio::awaitable<void> touch_on_close(rath::async::Runtime::blocking_executor_type pool,
+                                                       std::shared_ptr<LocalStoreState> state) {
+        auto job = [state]() {
+            try {
+                detail::touch_meta(state->root, nullptr, false);
+            } catch (const std::exception&) {
+                // §2.4: I/O errors on close are ignored.
+            }
+        };
+        co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    mutable std::mutex mu_;
+    std::unordered_map<const MemoryStore*, std::shared_ptr<LocalStoreState>> stores_;
+    std::optional<rath::net::HttpClient> http_;  // made on the first HTTP resource
+};
+
+}  // namespace
+
+MemoryCapabilities local_memory_capabilities() noexcept {
+    MemoryCapabilities c;
+    c.scope_model = ScopeModel::hybrid;
+    c.supports_write = c.supports_read = c.supports_list = c.supports_tree = true;
+    c.supports_vector_search = true;
+    c.supports_intent_search = false;
+    c.supports_resource_ingest = c.supports_session_commit = true;
+    c.supports_l0_l1_l2 = false;
+    return c;
+}
+
+MemoryBackendPtr make_local_memory_backend(rath::async::Runtime* runtime) {
+    return std::make_shared<LocalMemoryBackend>(runtime);
+}
+
+}  // namespace rath::memory

@@ -1,0 +1,73 @@
+#pragma once
+// The synchronous core of the local memory backend (memory_flow.md §2): URI
+// resolution, the on-disk layout and every op, run on the blocking pool by local.cpp.
+// One LocalStoreState per canonical store directory per process, shared by every
+// handle opened on it.
+//
+// Thread safety: run_op and touch_meta must not run concurrently on one state (local.cpp
+// serializes them on the store's lane); mutations also take an exclusive flock on
+// <store>/.rath.lock against other processes. Errors: data-plane problems are
+// ExecutionFailure values; filesystem errors escape as std::system_error /
+// std::filesystem::filesystem_error for the dispatch wrapper to map.
+#include <rath/memory/op.hpp>
+#include <rath/memory/result.hpp>
+#include <rath/memory/spec.hpp>
+
+#include "lib/memory/lexical_index.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <variant>
+
+namespace rath::memory::detail {
+
+class TreeWatch;
+
+struct LocalStoreState {
+    LocalStoreState();
+    ~LocalStoreState();
+    LocalStoreState(const LocalStoreState&) = delete;
+    LocalStoreState& operator=(const LocalStoreState&) = delete;
+
+    std::filesystem::path root;  // canonical
+    Bm25Params params;
+    // Store option "watch" (default true): false means a stat walk before every find,
+    // for filesystems whose changes inotify does not see (NFS and other network mounts).
+    bool use_watch = true;
+    std::unique_ptr<LexicalIndex> index;  // made on the first find
+    // The whole-store walk of the last find, kept while inotify reports no change under
+    // the scope directories (any event, a queue overflow or a watch that could not be
+    // added means a fresh stat walk).
+    std::unique_ptr<TreeWatch> watch;
+    std::vector<WalkDoc> walk;
+    std::uint64_t walk_version = 0;
+    bool walk_valid = false;
+    // Set when the last walk update only changed documents in place.
+    std::optional<WalkPatch> patch;
+};
+
+// The store directory for `options` (its "path", else a new uuid4 store), created.
+[[nodiscard]] std::filesystem::path local_store_root(const boost::json::object& options);
+// The BM25 settings the options name; nullopt with `error` set for a bad value.
+[[nodiscard]] std::optional<Bm25Params> bm25_params_from(const boost::json::object& options, std::string& error);
+// The "watch" option; nullopt with `error` set for a non-boolean.
+[[nodiscard]] std::optional<bool> watch_option(const boost::json::object& options, std::string& error);
+// Updates meta.json (§2.2): `on_open` also records the providers from `options`.
+void touch_meta(const std::filesystem::path& root, const boost::json::object* options, bool on_open);
+
+// §2.3: the path a URI names inside `root`, or the invalid_uri failure.
+[[nodiscard]] std::variant<std::filesystem::path, ExecutionFailure> resolve_uri(const std::filesystem::path& root,
+                                                                                std::string_view uri);
+
+// §2.11 for sources fetched over HTTP (local.cpp fetches them on the io threads): the
+// destination check made before the fetch, then the ingest of the fetched bytes.
+[[nodiscard]] bool is_http_source(std::string_view source) noexcept;
+[[nodiscard]] std::optional<ExecutionFailure> resource_destination_error(const LocalStoreState& state,
+                                                                         const OpResource& op);
+[[nodiscard]] MemoryResult ingest_resource(LocalStoreState& state, const OpResource& op, const std::string& bytes,
+                                           const std::string& label, const std::string& name);
+
+[[nodiscard]] MemoryResult run_op(LocalStoreState& state, const MemoryStoreSpec& spec, const MemoryOp& op);
+
+}  // namespace rath::memory::detail
