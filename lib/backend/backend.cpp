@@ -1,4 +1,5 @@
 #include <rath/async/block_on.hpp>
+#include <rath/async/detail/counted_handle.hpp>
 #include <rath/backend/backend.hpp>
 #include <rath/log.hpp>
 
@@ -27,42 +28,12 @@ Sandbox::~Sandbox() = default;
 std::string_view Sandbox::backend_name() const noexcept { return backend_->name(); }
 
 SandboxPtr Sandbox::acquire() {
-    // The closed check and the increment are one step: a concurrent close either
-    // happens before (we throw) or after (it sees our reference... and closes anyway,
-    // as backend.close() is a forced close by definition).
-    int n = refs_.load(std::memory_order_acquire);
-    for (;;) {
-        if (closed()) throw BackendSandboxClosed(handle_);
-        if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) break;
-    }
-    if (closed()) {
-        refs_.fetch_sub(1, std::memory_order_acq_rel);
-        throw BackendSandboxClosed(handle_);
-    }
+    if (!rath::async::detail::counted_acquire(refs_, closed_)) throw BackendSandboxClosed(handle_);
     return shared_from_this();
 }
 
 void Sandbox::release() {
-    if (closed()) return;
-    int after = refs_.fetch_sub(1, std::memory_order_acq_rel) - 1;
-    if (after > 0) return;
-    auto self = shared_from_this();
-    if (rath::async::on_runtime_thread()) {
-        // Never block an io thread on the close path (session.md §10.2 pitfall 4).
-        boost::asio::co_spawn(backend_->runtime().executor(), backend_->async_close(self),
-                              [self](std::exception_ptr e) {
-                                  if (e) {
-                                      try {
-                                          std::rethrow_exception(e);
-                                      } catch (const std::exception& ex) {
-                                          rath::log(LogLevel::warning, "rath.backend",
-                                                    "closing sandbox '" + self->handle() + "' failed: " + ex.what());
-                                      }
-                                  }
-                              });
-    } else {
-        backend_->close(self);
-    }
+    rath::async::detail::counted_release(refs_, *this, *backend_, "rath.backend", "sandbox");
 }
 
 boost::asio::awaitable<DispatchResult> Sandbox::async_dispatch(Payload p) {

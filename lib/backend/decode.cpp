@@ -1,5 +1,7 @@
 #include <rath/backend/decode.hpp>
 
+#include "lib/text/utf8.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -41,38 +43,7 @@ bool is_utf8_name(std::string_view enc) {
     return n == "utf8" || n == "u8" || n == "utf" || n == "cp65001";
 }
 
-// Length of the valid UTF-8 prefix.
-std::size_t utf8_valid_prefix(std::string_view s) noexcept {
-    std::size_t i = 0, n = s.size();
-    auto u = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    while (i < n) {
-        unsigned c = u(i);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t len;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0) lo = 0xA0;
-            if (c == 0xED) hi = 0x9F;  // no surrogates
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0) lo = 0x90;
-            if (c == 0xF4) hi = 0x8F;
-        } else
-            return i;
-        if (i + len > n) return i;
-        if (u(i + 1) < lo || u(i + 1) > hi) return i;
-        for (std::size_t k = 2; k < len; ++k)
-            if (u(i + k) < 0x80 || u(i + k) > 0xBF) return i;
-        i += len;
-    }
-    return n;
-}
+using rath::detail::utf8_valid_prefix;
 
 std::string latin1_to_utf8(std::string_view s) {
     std::string out;

@@ -122,20 +122,7 @@ struct TermHash {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
-bool valid_utf8(std::string_view s) {
-    for (std::size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        char32_t cp = 0;
-        std::size_t n = rath::detail::utf8_sequence(s, i, cp);
-        if (n == 0) return false;
-        i += n;
-    }
-    return true;
-}
+bool valid_utf8(std::string_view s) noexcept { return rath::detail::utf8_valid_prefix(s) == s.size(); }
 
 }  // namespace
 

@@ -106,19 +106,7 @@ std::string read_all(const fs::path& p) {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-bool is_valid_utf8(std::string_view s) {
-    for (std::size_t i = 0; i < s.size();) {
-        if (static_cast<unsigned char>(s[i]) < 0x80) {
-            ++i;
-            continue;
-        }
-        char32_t cp = 0;
-        std::size_t n = rath::detail::utf8_sequence(s, i, cp);
-        if (n == 0) return false;
-        i += n;
-    }
-    return true;
-}
+bool is_valid_utf8(std::string_view s) noexcept { return rath::detail::utf8_valid_prefix(s) == s.size(); }
 
 bool is_hidden(std::string_view name) {
     return name == "meta.json" || name.ends_with(".vec") || name.ends_with(".meta.json");

@@ -1,4 +1,5 @@
 #include <rath/async/block_on.hpp>
+#include <rath/async/detail/counted_handle.hpp>
 #include <rath/log.hpp>
 #include <rath/memory/backend.hpp>
 #include <rath/memory/error.hpp>
@@ -14,39 +15,12 @@ MemoryStore::MemoryStore(MemoryBackendPtr backend, std::string handle, MemorySto
 MemoryStore::~MemoryStore() = default;
 
 MemoryStorePtr MemoryStore::acquire() {
-    // Check and increment in one step; a close racing with us wins (it is a forced close).
-    int n = refs_.load(std::memory_order_acquire);
-    for (;;) {
-        if (closed()) throw MemoryStoreClosed(handle_);
-        if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) break;
-    }
-    if (closed()) {
-        refs_.fetch_sub(1, std::memory_order_acq_rel);
-        throw MemoryStoreClosed(handle_);
-    }
+    if (!rath::async::detail::counted_acquire(refs_, closed_)) throw MemoryStoreClosed(handle_);
     return shared_from_this();
 }
 
 void MemoryStore::release() {
-    if (closed()) return;
-    int after = refs_.fetch_sub(1, std::memory_order_acq_rel) - 1;
-    if (after > 0) return;
-    auto self = shared_from_this();
-    if (rath::async::on_runtime_thread()) {
-        // Closing touches meta.json: never block an io thread on it.
-        boost::asio::co_spawn(backend_->runtime().executor(), backend_->async_close(self),
-                              [self](std::exception_ptr e) {
-                                  if (!e) return;
-                                  try {
-                                      std::rethrow_exception(e);
-                                  } catch (const std::exception& ex) {
-                                      rath::log(LogLevel::warning, "rath.memory",
-                                                "closing memory store '" + self->handle() + "' failed: " + ex.what());
-                                  }
-                              });
-    } else {
-        backend_->close(self);
-    }
+    rath::async::detail::counted_release(refs_, *this, *backend_, "rath.memory", "memory store");
 }
 
 boost::asio::awaitable<MemoryResult> MemoryStore::async_dispatch(MemoryOp op) {

@@ -30,6 +30,21 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) noexc
     return 0;
 }
 
+std::size_t utf8_valid_prefix(std::string_view s) noexcept {
+    std::size_t i = 0;
+    char32_t cp = 0;
+    while (i < s.size()) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t n = utf8_sequence(s, i, cp);
+        if (n == 0) break;
+        i += n;
+    }
+    return i;
+}
+
 std::size_t count_code_points(std::string_view s) noexcept {
     std::size_t n = 0;
     for (const unsigned char c : s)
