@@ -4,6 +4,7 @@
 // process's resident set stays small.
 #include "net/run_catching.hpp"
 #include "net/test_server.hpp"
+#include "support/peak_rss.hpp"
 
 #include <rath/async.hpp>
 #include <rath/net/http_client.hpp>
@@ -33,7 +34,6 @@ rath::async::Runtime& runtime() {
 }
 
 constexpr std::uint64_t four_gib = std::uint64_t{4} << 30;
-constexpr std::size_t mib = std::size_t{1} << 20;
 
 // Writes `head`, then `piece` again and again until `total` bytes of pieces went out or
 // the client went away: a multi-gigabyte answer that never exists in memory.
@@ -53,37 +53,7 @@ std::string chunk_of(std::size_t n, char fill) {
     return std::string(size) + std::string(n, fill) + "\r\n";
 }
 
-// kB of a /proc/self/status line ("VmHWM:", "VmRSS:"); 0 when absent.
-std::size_t status_kb(const std::string& key) {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size()));
-    return 0;
-}
 
-// The process's peak resident set from here on: the kernel's high-water mark, reset
-// (clear_refs "5") so that an earlier test's peak does not hide this one's. Where the
-// reset is refused, the current resident set stands in for the peak.
-class PeakRss {
-public:
-    PeakRss() {
-        std::ofstream reset("/proc/self/clear_refs");
-        reset << "5";
-        reset.flush();
-        resettable_ = reset.good();
-        start_kb_ = status_kb("VmRSS:");
-    }
-    // Growth of the peak (or the current set) since construction, in bytes.
-    std::size_t growth() const {
-        const std::size_t now = resettable_ ? status_kb("VmHWM:") : status_kb("VmRSS:");
-        return now > start_kb_ ? (now - start_kb_) * 1024 : 0;
-    }
-
-private:
-    bool resettable_ = false;
-    std::size_t start_kb_ = 0;
-};
 
 HttpRequest get(const TestServer& s) { return HttpRequest{.method = "GET", .url = s.url("/big")}; }
 
@@ -124,7 +94,7 @@ TEST_CASE("a body announced larger than the cap fails that request with body_too
     CHECK(e.kind() == HttpErrorKind::body_too_large);
     CHECK(std::string(e.what()).find("max_body_bytes") != std::string::npos);
     CHECK(std::chrono::steady_clock::now() - start < 5s);
-    CHECK(rss.growth() < 64 * mib);
+    CHECK(rss.growth() < rath::test::rss_budget(64 * mib));
     // The connection is dropped, not pooled for the next request.
     CHECK(client.stats().connections_open == 0);
 }
@@ -137,7 +107,7 @@ TEST_CASE("a chunked body that grows past the cap fails with body_too_large and 
     auto e = expect_http_error(runtime(), client, get(server));
     CHECK(e.kind() == HttpErrorKind::body_too_large);
     CHECK(std::chrono::steady_clock::now() - start < 10s);
-    CHECK(rss.growth() < 8 * mib + 64 * mib);
+    CHECK(rss.growth() < rath::test::rss_budget(8 * mib + 64 * mib));
     CHECK(client.stats().connections_open == 0);
 }
 
@@ -147,7 +117,7 @@ TEST_CASE("a body delimited by the close that grows past the cap fails with body
     PeakRss rss;
     auto e = expect_http_error(runtime(), client, get(server));
     CHECK(e.kind() == HttpErrorKind::body_too_large);
-    CHECK(rss.growth() < 4 * mib + 64 * mib);
+    CHECK(rss.growth() < rath::test::rss_budget(4 * mib + 64 * mib));
 }
 
 TEST_CASE("a body of exactly the cap is accepted and one byte more is not") {
@@ -178,7 +148,7 @@ TEST_CASE("an endless header block fails with header_too_large and the connectio
     auto e = expect_http_error(runtime(), client, get(server));
     CHECK(e.kind() == HttpErrorKind::header_too_large);
     CHECK(std::string(e.what()).find("max_header_bytes") != std::string::npos);
-    CHECK(rss.growth() < 64 * mib);
+    CHECK(rss.growth() < rath::test::rss_budget(64 * mib));
     CHECK(client.stats().connections_open == 0);
 }
 
@@ -222,7 +192,7 @@ TEST_CASE("an endless SSE line fails the stream with line_too_large while memory
     REQUIRE(f.thrown);
     CHECK(f.kind == SseError::Kind::line_too_large);
     CHECK(f.limit == 2 * mib);
-    CHECK(rss.growth() < 2 * mib + 64 * mib);
+    CHECK(rss.growth() < rath::test::rss_budget(2 * mib + 64 * mib));
     CHECK(client.stats().connections_open == 0);
 }
 
@@ -235,5 +205,5 @@ TEST_CASE("an SSE event whose data lines never end the event fails with event_to
     REQUIRE(f.thrown);
     CHECK(f.kind == SseError::Kind::event_too_large);
     CHECK(f.limit == 3 * mib);
-    CHECK(rss.growth() < 3 * mib + 64 * mib);
+    CHECK(rss.growth() < rath::test::rss_budget(3 * mib + 64 * mib));
 }
