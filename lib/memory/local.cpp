@@ -328,7 +328,9 @@ private:
                     return nullptr;
                 }
             };
-            client = co_await rath::async::Runtime::async_blocking(runtime().blocking_executor(), std::move(job));
+            auto pool = runtime().blocking_executor();
+            auto resolving = rath::async::Runtime::async_blocking(pool, std::move(job));
+            client = co_await std::move(resolving);
         }
         std::lock_guard lk(mu_);
         if (stores_.count(store.get())) embedders_.emplace(store.get(), client);
