@@ -145,6 +145,12 @@ boost::asio::awaitable<Answer> call(std::shared_ptr<Conn> c, std::string method,
     req.url = std::move(url);
     req.headers = c->headers;
     if (body) {
+        // Null members are left out, as the SDK does: servers that predate a field
+        // reject it (extra="forbid") even as null.
+        if (body->is_object()) {
+            auto& obj = body->as_object();
+            for (auto it = obj.begin(); it != obj.end();) it = it->value().is_null() ? obj.erase(it) : std::next(it);
+        }
         req.headers.push_back({"Content-Type", "application/json"});
         req.body = json::serialize(*body);
     }
