@@ -6,6 +6,7 @@
 #include <rath/memory/error.hpp>
 #include <rath/memory/local.hpp>
 #include <rath/memory/op.hpp>
+#include <rath/memory/openviking.hpp>
 #include <rath/memory/persistence.hpp>
 #include <rath/memory/registry.hpp>
 #include <rath/memory/result.hpp>

@@ -12,6 +12,7 @@
 #include <boost/url/url.hpp>
 
 #include <rath/llm/chat_client.hpp>
+#include <rath/llm/embedding.hpp>
 #include <rath/llm/provider.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/llm/request.hpp>
@@ -21,6 +22,10 @@
 #include "lib/memory/extract.hpp"
 #include "lib/memory/local_store.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -187,6 +192,7 @@ public:
             if (it == stores_.end()) co_return;
             state = it->second;
             stores_.erase(it);
+            embedders_.erase(store.get());
         }
         std::string key = lane_key(*state);
         auto touch = touch_on_close(runtime().blocking_executor(), state);
@@ -209,6 +215,24 @@ public:
             rath::net::HttpClient http = client();
             auto fetch = run_http_resource(runtime().blocking_executor(), std::move(http), state, *res);
             co_return co_await runtime().strands().async_run(key, std::move(fetch));
+        }
+        if (std::holds_alternative<OpFind>(op) || std::holds_alternative<OpSearch>(op)) {
+            auto resolve = embedder(store);
+            std::shared_ptr<rath::llm::EmbeddingClient> emb = co_await std::move(resolve);
+            if (emb) {
+                FindArgs args = std::visit(
+                    [](const auto& o) -> FindArgs {
+                        using T = std::decay_t<decltype(o)>;
+                        if constexpr (std::is_same_v<T, OpFind> || std::is_same_v<T, OpSearch>)
+                            return {o.query, o.target_uri, o.top_k};
+                        else
+                            return {};
+                    },
+                    op);
+                auto ranked = embedding_find(state, std::move(emb), std::move(args));
+                std::optional<MemoryResult> r = co_await std::move(ranked);
+                if (r) co_return std::move(*r);
+            }
         }
         if (auto* commit = std::get_if<OpCommit>(&op); commit && commit->wait) {
             OpCommit c = *commit;
@@ -271,6 +295,161 @@ private:
         }
         result->extracted_count = written;
         co_return archived;
+    }
+
+    struct FindArgs {
+        std::string query;
+        std::optional<std::string> target;
+        int top_k = 8;
+    };
+
+    // §2.10 client resolution, once per store handle (a failure is remembered too, so
+    // later finds go straight to BM25): options.embedding as given, else an
+    // OpenAI-compatible client for the options.embedding_provider entry of the config.
+    boost::asio::awaitable<std::shared_ptr<rath::llm::EmbeddingClient>> embedder(MemoryStorePtr store) {
+        {
+            std::lock_guard lk(mu_);
+            if (auto it = embedders_.find(store.get()); it != embedders_.end()) co_return it->second;
+        }
+        std::shared_ptr<rath::llm::EmbeddingClient> client = store->spec().embedding;
+        const boost::json::value* name =
+            store->spec().options ? store->spec().options->if_contains("embedding_provider") : nullptr;
+        if (!client && name && name->is_string()) {
+            rath::async::Runtime* rt = &runtime();
+            auto job = [rt, n = std::string(name->as_string())]() -> std::shared_ptr<rath::llm::EmbeddingClient> {
+                try {
+                    rath::llm::ChatClientOptions o;
+                    o.runtime = rt;
+                    return std::make_shared<rath::llm::EmbeddingClient>(
+                        rath::llm::EmbeddingProvider::from_config(std::string_view(n)), std::move(o));
+                } catch (const std::exception& e) {
+                    rath::log(LogLevel::info, "rath.memory",
+                              std::string("LocalMemoryBackend: embeddings disabled: ") + e.what());
+                    return nullptr;
+                }
+            };
+            auto pool = runtime().blocking_executor();
+            auto resolving = rath::async::Runtime::async_blocking(pool, std::move(job));
+            client = co_await std::move(resolving);
+        }
+        std::lock_guard lk(mu_);
+        if (stores_.count(store.get())) embedders_.emplace(store.get(), client);
+        co_return client;
+    }
+
+    // §2.10 with vectors keyed by content hash: the scope is read and looked up in the
+    // cache on the store's lane; the query and the uncached bodies are embedded off the
+    // lane (query first, then the bodies in one request); new vectors are cached on the
+    // lane. nullopt: the embedding side failed (logged), the caller ranks with BM25.
+    // A vector whose length differs from the query's is a failure (not the spec's
+    // common-prefix dot product), as is a query vector of the wrong declared dimension.
+    boost::asio::awaitable<std::optional<MemoryResult>> embedding_find(std::shared_ptr<LocalStoreState> state,
+                                                                       std::shared_ptr<rath::llm::EmbeddingClient> client,
+                                                                       FindArgs args) {
+        auto pool = runtime().blocking_executor();
+        std::string key = lane_key(*state);
+        const auto& provider = client->provider();
+        std::string model = provider.model.empty() ? std::string("<embedding>") : provider.model;
+        auto scope_job = [state, target = args.target, model]() -> std::variant<detail::EmbedScope, ExecutionFailure> {
+            try {
+                return detail::embedding_scope(*state, target, model);
+            } catch (const std::exception& e) {
+                return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
+            }
+        };
+        auto scope_task = run_blocking_job(pool, std::move(scope_job));
+        auto scoped = co_await runtime().strands().async_run(key, std::move(scope_task));
+        if (auto* f = std::get_if<ExecutionFailure>(&scoped)) co_return MemoryResult(*f);
+        detail::EmbedScope sc = std::move(std::get<detail::EmbedScope>(scoped));
+        if (sc.failure) co_return MemoryResult(*sc.failure);
+        if (sc.docs.empty()) co_return MemoryResult(FindResult{});
+
+        std::vector<double> qv;
+        std::vector<std::pair<std::string, std::vector<double>>> fresh;
+        // A cancelled find stays cancelled, it does not fall back.
+        auto cs = co_await boost::asio::this_coro::cancellation_state;
+        try {
+            std::vector<std::string> q{args.query};
+            auto qcall = client->async_embed(std::move(q));
+            auto qvs = co_await std::move(qcall);
+            if (qvs.size() != 1 || qvs.front().empty())
+                throw rath::Error("the embedding endpoint returned no vector for the query");
+            qv = std::move(qvs.front());
+            if (provider.dimensions && static_cast<std::int64_t>(qv.size()) != *provider.dimensions)
+                throw rath::Error("the query embedding has " + std::to_string(qv.size()) + " dimensions, expected " +
+                                  std::to_string(*provider.dimensions));
+            std::vector<std::size_t> missing;
+            std::vector<std::string> texts;
+            for (std::size_t i = 0; i < sc.docs.size(); ++i) {
+                auto& d = sc.docs[i];
+                if (d.cached && d.cached->size() == qv.size()) continue;
+                d.cached.reset();
+                missing.push_back(i);
+                texts.push_back(d.text);
+            }
+            if (!missing.empty()) {
+                auto dcall = client->async_embed(std::move(texts));
+                auto vs = co_await std::move(dcall);
+                if (vs.size() > missing.size())
+                    throw rath::Error("the embedding endpoint returned " + std::to_string(vs.size()) +
+                                      " vectors for " + std::to_string(missing.size()) + " texts");
+                // Fewer vectors than texts: the documents left over are left out (§2.10).
+                for (std::size_t j = 0; j < vs.size(); ++j) {
+                    if (vs[j].size() != qv.size())
+                        throw rath::Error("a document embedding has " + std::to_string(vs[j].size()) +
+                                          " dimensions, the query's has " + std::to_string(qv.size()));
+                    auto& d = sc.docs[missing[j]];
+                    d.cached = vs[j];
+                    fresh.emplace_back(d.sha, std::move(vs[j]));
+                }
+            }
+        } catch (const std::exception& e) {
+            if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
+            rath::log(LogLevel::warning, "rath.memory", "LocalMemoryBackend: embedding rank failed; falling back to BM25");
+            rath::log(LogLevel::info, "rath.memory", std::string("LocalMemoryBackend: embedding failure: ") + e.what());
+            co_return std::nullopt;
+        }
+        if (!fresh.empty()) {
+            auto store_job = [state, model, fresh = std::move(fresh)]() {
+                detail::remember_vectors(*state, model, fresh);
+                return true;
+            };
+            auto store_task = run_blocking_job(pool, std::move(store_job));
+            (void)co_await runtime().strands().async_run(key, std::move(store_task));
+        }
+        co_return MemoryResult(rank_by_cosine(sc.docs, qv, args.top_k));
+    }
+
+    template <class Job>
+    static boost::asio::awaitable<std::invoke_result_t<Job>> run_blocking_job(
+        rath::async::Runtime::blocking_executor_type pool, Job job) {
+        co_return co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+    }
+
+    // Cosine similarity; an empty vector or a zero norm scores 0.0.
+    static double cosine(const std::vector<double>& a, const std::vector<double>& b) {
+        if (a.empty() || b.empty()) return 0.0;
+        double dot = 0, na = 0, nb = 0;
+        std::size_t n = std::min(a.size(), b.size());
+        for (std::size_t i = 0; i < n; ++i) dot += a[i] * b[i];
+        for (double x : a) na += x * x;
+        for (double x : b) nb += x * x;
+        if (na == 0.0 || nb == 0.0) return 0.0;
+        return dot / (std::sqrt(na) * std::sqrt(nb));
+    }
+
+    static FindResult rank_by_cosine(std::vector<detail::EmbedDoc>& docs, const std::vector<double>& qv, int top_k) {
+        std::vector<std::pair<double, std::size_t>> scored;
+        scored.reserve(docs.size());
+        for (std::size_t i = 0; i < docs.size(); ++i)
+            if (docs[i].cached) scored.emplace_back(cosine(qv, *docs[i].cached), i);
+        std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        scored.resize(std::min(scored.size(), static_cast<std::size_t>(std::max(0, top_k))));
+        FindResult out;
+        out.hits.reserve(scored.size());
+        for (auto& [score, i] : scored)
+            out.hits.push_back({std::move(docs[i].uri), score, std::move(docs[i].snippet), std::nullopt});
+        return out;
     }
 
     // options.chat (a live client) or options.chat_provider (an llm.providers entry);
@@ -339,6 +518,8 @@ private:
     mutable std::mutex mu_;
     std::unordered_map<const MemoryStore*, std::shared_ptr<LocalStoreState>> stores_;
     std::optional<rath::net::HttpClient> http_;  // made on the first HTTP resource
+    // Per open store: its resolved embedding client (null: embeddings disabled).
+    std::unordered_map<const MemoryStore*, std::shared_ptr<rath::llm::EmbeddingClient>> embedders_;
 };
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "lib/text/pyjson.hpp"
 #include "lib/text/pyrepr.hpp"
 #include "lib/text/utf8.hpp"
+#include "lib/memory/vector_cache.hpp"
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -440,56 +441,70 @@ std::string snippet_of(std::string_view body) {
     return head + "...";
 }
 
+// The documents a find ranks (§2.9 scope), in walk order, with how their URIs are
+// spelled.
+struct FindScope {
+    std::vector<WalkDoc> own;
+    const std::vector<WalkDoc>* docs = &own;
+    bool whole = false, single = false;
+    std::string target, base, scope_rel, walk_key;
+
+    [[nodiscard]] std::string uri_of(const WalkDoc& d) const {
+        if (whole) return "memory://" + d.rel.substr(0, d.rel.size() - 3);
+        if (single) return target;
+        std::string sub = d.rel.substr(scope_rel.size());
+        return base + sub.substr(0, sub.size() - 3);
+    }
+};
+
+std::variant<std::unique_ptr<FindScope>, ExecutionFailure> find_scope(LocalStoreState& st,
+                                                                      const std::optional<std::string>& target) {
+    auto sc = std::make_unique<FindScope>();
+    sc->whole = !target || target->empty();
+    if (sc->whole) {
+        sc->docs = &whole_walk(st);
+        sc->walk_key = std::to_string(st.walk_version);
+        return sc;
+    }
+    sc->target = *target;
+    auto r = resolve_uri(st.root, *target);
+    if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
+    const fs::path& p = std::get<fs::path>(r);
+    sc->scope_rel = rel_of(st.root, p);
+    sc->base = strip_trailing_slashes(*target);
+    struct stat sb {};
+    if (is_reg_nofollow(p, &sb)) {
+        sc->single = true;
+        sc->own.push_back({sc->scope_rel, static_cast<std::int64_t>(sb.st_size),
+                           static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec});
+    } else if (is_dir_nofollow(p)) {
+        // The scope's part of the whole-store walk (same order, same documents).
+        const auto& all = whole_walk(st);
+        std::string prefix = sc->scope_rel + "/";
+        for (const auto& d : all)
+            if (d.rel.compare(0, prefix.size(), prefix) == 0) sc->own.push_back(d);
+        sc->walk_key = std::to_string(st.walk_version) + "\n" + sc->scope_rel;
+    }
+    return sc;
+}
+
 MemoryResult do_find(LocalStoreState& st, const std::string& query, const std::optional<std::string>& target,
                      int top_k) {
-    bool whole = !target || target->empty();
-    std::vector<WalkDoc> scoped;
-    const std::vector<WalkDoc>* docs = &scoped;
-    std::string base, scope_rel, walk_key;
-    bool single = false;
-    if (whole) {
-        docs = &whole_walk(st);
-        walk_key = std::to_string(st.walk_version);
-    } else {
-        auto r = resolve_uri(st.root, *target);
-        if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
-        const fs::path& p = std::get<fs::path>(r);
-        scope_rel = rel_of(st.root, p);
-        base = strip_trailing_slashes(*target);
-        struct stat sb {};
-        if (is_reg_nofollow(p, &sb)) {
-            single = true;
-            scoped.push_back({scope_rel, static_cast<std::int64_t>(sb.st_size),
-                              static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec});
-        } else if (is_dir_nofollow(p)) {
-            // The scope's part of the whole-store walk (same order, same documents).
-            const auto& all = whole_walk(st);
-            std::string prefix = scope_rel + "/";
-            for (const auto& d : all)
-                if (d.rel.compare(0, prefix.size(), prefix) == 0) scoped.push_back(d);
-            walk_key = std::to_string(st.walk_version) + "\n" + scope_rel;
-        }
-    }
-    if (docs->empty()) return FindResult{};
+    auto scoped = find_scope(st, target);
+    if (auto* f = std::get_if<ExecutionFailure>(&scoped)) return *f;
+    const FindScope& sc = *std::get<std::unique_ptr<FindScope>>(scoped);
+    const std::vector<WalkDoc>& docs = *sc.docs;
+    if (docs.empty()) return FindResult{};
     if (!st.index) st.index = std::make_unique<LexicalIndex>(st.root, st.params);
     std::vector<LexicalHit> hits;
     {
         StoreLock lock(st.root);
-        hits = st.index->find(*docs, whole, walk_key, query, top_k, whole && st.patch ? &*st.patch : nullptr);
+        hits = st.index->find(docs, sc.whole, sc.walk_key, query, top_k, sc.whole && st.patch ? &*st.patch : nullptr);
     }
     FindResult out;
     out.hits.reserve(hits.size());
     for (const auto& h : hits) {
-        const WalkDoc& d = (*docs)[h.pos];
-        std::string uri;
-        if (whole) {
-            uri = "memory://" + d.rel.substr(0, d.rel.size() - 3);
-        } else if (single) {
-            uri = *target;
-        } else {
-            std::string sub = d.rel.substr(scope_rel.size());
-            uri = base + sub.substr(0, sub.size() - 3);
-        }
+        const WalkDoc& d = docs[h.pos];
         std::optional<std::string> snip;
         try {
             std::string body = read_all(st.root / d.rel);
@@ -497,9 +512,28 @@ MemoryResult do_find(LocalStoreState& st, const std::string& query, const std::o
         } catch (const std::system_error&) {
             // Deleted since the walk: the hit stays, without a snippet.
         }
-        out.hits.push_back({std::move(uri), h.score, std::move(snip), std::nullopt});
+        out.hits.push_back({sc.uri_of(d), h.score, std::move(snip), std::nullopt});
     }
     return out;
+}
+
+// Invalid UTF-8 bytes become spaces, as the lexical ranker treats them as separators:
+// the embedding request must be valid JSON text.
+std::string embeddable_text(std::string body) {
+    for (std::size_t i = 0; i < body.size();) {
+        if (static_cast<unsigned char>(body[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        char32_t cp = 0;
+        std::size_t n = rath::detail::utf8_sequence(body, i, cp);
+        if (n == 0) {
+            body[i++] = ' ';
+        } else {
+            i += n;
+        }
+    }
+    return body;
 }
 
 std::string sha16_of(std::string_view bytes) {
@@ -726,6 +760,50 @@ void touch_meta(const fs::path& root, const json::object* options, bool on_open)
     }
     // The rename also bumps the directory's mtime, which "last used" pruning reads.
     atomic_write(p, rath::detail::pyjson(meta, {.indent = 2}) + "\n");
+}
+
+EmbedScope embedding_scope(LocalStoreState& st, const std::optional<std::string>& target, const std::string& model) {
+    EmbedScope out;
+    auto scoped = find_scope(st, target);
+    if (auto* f = std::get_if<ExecutionFailure>(&scoped)) {
+        out.failure = *f;
+        return out;
+    }
+    const FindScope& sc = *std::get<std::unique_ptr<FindScope>>(scoped);
+    out.docs.reserve(sc.docs->size());
+    for (const auto& d : *sc.docs) {
+        std::string body;
+        try {
+            body = read_all(st.root / d.rel);
+        } catch (const std::system_error&) {
+            continue;  // §2.9: unreadable files are skipped
+        }
+        EmbedDoc doc;
+        doc.uri = sc.uri_of(d);
+        doc.sha = sha256_hex(body);
+        if (is_valid_utf8(body)) {
+            doc.snippet = snippet_of(body);
+            doc.text = std::move(body);
+        } else {
+            doc.text = embeddable_text(std::move(body));
+        }
+        out.docs.push_back(std::move(doc));
+    }
+    if (out.docs.empty()) return out;
+    if (!st.vectors) st.vectors = std::make_unique<VectorCache>(st.root);
+    std::vector<std::string> shas;
+    shas.reserve(out.docs.size());
+    for (const auto& d : out.docs) shas.push_back(d.sha);
+    auto cached = st.vectors->lookup(model, shas);
+    for (auto& d : out.docs)
+        if (auto it = cached.find(d.sha); it != cached.end()) d.cached = it->second;
+    return out;
+}
+
+void remember_vectors(LocalStoreState& st, const std::string& model,
+                      const std::vector<std::pair<std::string, std::vector<double>>>& entries) {
+    if (!st.vectors) st.vectors = std::make_unique<VectorCache>(st.root);
+    st.vectors->store(model, entries);
 }
 
 MemoryResult run_op(LocalStoreState& st, const MemoryStoreSpec& /*spec*/, const MemoryOp& op) {

@@ -23,6 +23,7 @@
 namespace rath::memory::detail {
 
 class TreeWatch;
+class VectorCache;
 
 struct LocalStoreState {
     LocalStoreState();
@@ -45,7 +46,30 @@ struct LocalStoreState {
     bool walk_valid = false;
     // Set when the last walk update only changed documents in place.
     std::optional<WalkPatch> patch;
+    // Embedding vectors by content hash (vectors.sqlite), made on the first embedding find.
+    std::unique_ptr<VectorCache> vectors;
 };
+
+// One document of an embedding find (§2.10): its URI, the text to embed (invalid
+// UTF-8 bytes as spaces), the SHA-256 of its bytes, its §2.9 snippet (none for a
+// non-UTF-8 body) and the vector cached for that hash and the model, if any.
+struct EmbedDoc {
+    std::string uri;
+    std::string text;
+    std::string sha;
+    std::optional<std::string> snippet;
+    std::optional<std::vector<double>> cached;
+};
+struct EmbedScope {
+    std::optional<ExecutionFailure> failure;  // an invalid target
+    std::vector<EmbedDoc> docs;                // walk order
+};
+// The scope of a find as §2.9 collects it, read, hashed and looked up in the cache.
+[[nodiscard]] EmbedScope embedding_scope(LocalStoreState& state, const std::optional<std::string>& target,
+                                         const std::string& model);
+// Caches freshly embedded vectors (sha -> vector) for `model`.
+void remember_vectors(LocalStoreState& state, const std::string& model,
+                      const std::vector<std::pair<std::string, std::vector<double>>>& entries);
 
 // The store directory for `options` (its "path", else a new uuid4 store), created.
 [[nodiscard]] std::filesystem::path local_store_root(const boost::json::object& options);

@@ -1,5 +1,6 @@
 #include <rath/memory/error.hpp>
 #include <rath/memory/local.hpp>
+#include <rath/memory/openviking.hpp>
 #include <rath/memory/registry.hpp>
 
 #include <mutex>
@@ -28,6 +29,11 @@ void ensure_builtins(Registry& r) {
     r.entries.emplace_back(local_backend_name,
                            MemoryBackendClass{[] { return make_local_memory_backend(); }, [] { return true; },
                                               [] { return local_memory_capabilities(); }});
+    // Always available: the adapter needs only the HTTP client, and a store names its
+    // server when it opens (decision on §1.9).
+    r.entries.emplace_back(openviking_backend_name,
+                           MemoryBackendClass{[] { return make_openviking_memory_backend(); }, [] { return true; },
+                                              [] { return openviking_memory_capabilities(); }});
     r.default_name = local_backend_name;
 }
 

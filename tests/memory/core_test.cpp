@@ -51,7 +51,7 @@ TEST_CASE("the errors carry their fields and the spec's messages") {
 
 TEST_CASE("the registry lists local first, makes fresh instances and refuses duplicates") {
     testing::reset_memory_registry();
-    CHECK(memory_backend_names() == std::vector<std::string>{"local"});
+    CHECK(memory_backend_names() == std::vector<std::string>{"local", "openviking"});
     auto a = get_memory_backend("local");
     auto b = get_memory_backend("local");
     CHECK(a.get() != b.get());
@@ -65,7 +65,7 @@ TEST_CASE("the registry lists local first, makes fresh instances and refuses dup
         FAIL("no throw");
     } catch (const MemoryBackendNotFound& e) {
         CHECK(e.name() == "x, y");
-        CHECK(e.available() == std::vector<std::string>{"local"});
+        CHECK(e.available() == std::vector<std::string>{"local", "openviking"});
     }
 }
 
@@ -73,13 +73,13 @@ TEST_CASE("a third-party backend registers like a provider kind") {
     testing::reset_memory_registry();
     register_memory_backend("third", MemoryBackendClass{[] { return make_local_memory_backend(); },
                                                         [] { return false; }, [] { return local_memory_capabilities(); }});
-    CHECK(memory_backend_names() == std::vector<std::string>{"local", "third"});
+    CHECK(memory_backend_names() == std::vector<std::string>{"local", "openviking", "third"});
     CHECK_FALSE(is_memory_backend_available("third"));
     CHECK(preferred_memory_backend({"third", "local"})->name() == "local");
     set_default_memory_backend("third");
     CHECK(current_memory_backend() != nullptr);
     testing::reset_memory_registry();
-    CHECK(memory_backend_names() == std::vector<std::string>{"local"});
+    CHECK(memory_backend_names() == std::vector<std::string>{"local", "openviking"});
 }
 
 TEST_CASE("a store opens with refcount zero, nested guards count, and the last release closes it") {

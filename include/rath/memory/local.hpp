@@ -8,7 +8,19 @@
 // zero-score fill) over a derived SQLite FTS5 index, `index.sqlite` at the store root,
 // reconciled with the files before each query (a stat walk, or with the watch on, a
 // re-stat of what inotify reported since the last find); a missing or corrupt index is
-// rebuilt from the files. Store options (MemoryStoreSpec::options):
+// rebuilt from the files.
+//
+// With an embedding client (MemoryStoreSpec::embedding, else the llm.providers entry
+// named by the "embedding_provider" option; resolved once per handle, a failure
+// disables it for that handle) find ranks by cosine similarity instead (§2.10): the
+// query is embedded on every find, and each document's vector is cached in
+// `vectors.sqlite` at the store root keyed by (model, SHA-256 of the body), so only new
+// or changed bodies are embedded (all in one request) and an edit by any means can
+// never be served a stale vector. If the endpoint fails, or returns vectors whose
+// length differs from the provider's `dimensions` or from the query's, the find logs
+// the warning "LocalMemoryBackend: embedding rank failed; falling back to BM25" and
+// ranks with BM25; nothing is cached from a failed find. Store options
+// (MemoryStoreSpec::options):
 //   "path"      the store directory (created); unset: a new uuid4 store under
 //               <config-dir>/memory/local/
 //   "analyzer"  "spec" (default: ASCII alnum runs, lower-cased) or "stem" (the same,

@@ -1,7 +1,8 @@
 #pragma once
 // Process-wide registry of memory backend kinds (memory_flow.md §1.9): ordered by
 // registration, with an optional default. get() makes a fresh backend instance every
-// call (each with its own store table). "local" is built in and the default; a third
+// call (each with its own store table). "local" is built in and the default;
+// "openviking" is built in and always available (each store names its server). A third
 // party registers its own kind with register_memory_backend, like a provider kind.
 //
 // Thread safety: every function may be called from any thread at once; factories run

@@ -285,7 +285,9 @@ void Engine::embeddings(const RequestView& req, Exchange& ex) {
             break;
     }
     const auto& e = ex.embedding;
-    std::size_t dims = e.dimensions ? e.dimensions : options_.embedding_dimensions;
+    std::size_t dims = options_.forced_embedding_dimensions ? options_.forced_embedding_dimensions
+                       : e.dimensions                         ? e.dimensions
+                                                              : options_.embedding_dimensions;
     std::uint64_t tokens = 0;
     auto& b = r.body;
     r.content_type = json_type;

@@ -38,6 +38,9 @@ struct ServerOptions {
     std::optional<Script> parsed_script{};  // ... or an already parsed one (wins over both)
     std::string model = "fake-model";    // reported when a request names no model; listed by /v1/models
     std::size_t embedding_dimensions = 1536;  // when a request does not ask for `dimensions`
+    // When non-zero, every embedding has this many dimensions whatever the request asks:
+    // a deployment serving another model than the client expects (wrong-dimension tests).
+    std::size_t forced_embedding_dimensions = 0;
 };
 
 // Counters since start (or the last reset). The names follow the peers' fake server.
