@@ -130,6 +130,38 @@ TEST_CASE("the recall query is the last user row with text, and top_k and target
     CHECK(m[1].content == dark_row());
 }
 
+TEST_CASE("a chain b(a(in)) with memory recalls for b after a finished, without blocking the caller") {
+    NotesStore notes;
+    auto s = rath::test::scripted();
+    s.client->push(rath::testing::ScriptedReply::text("first answer"));
+    s.client->push(rath::testing::ScriptedReply::text("second answer"));
+    flow::Agent a("You answer.", {.loop = {.provider = s.provider, .client = s.client}});
+    flow::Agent b("You answer again.", {.loop = {.provider = s.provider, .client = s.client},
+                                        .memory = notes.store,
+                                        .memory_inject = std::make_shared<flow::DefaultRecallInjection>(1)});
+    Session out = b(a(Session::from_user_message("reading code at night")));
+    CHECK(out.text() == "second answer");
+    auto requests = s.client->requests();
+    REQUIRE(requests.size() == 2);
+    const auto& m = requests[1].messages;  // b's: its prompt, the memory row, a's transcript
+    REQUIRE(m.size() == 4);
+    CHECK(m[0].content == "You answer again.");
+    CHECK(m[1].content == dark_row());
+    CHECK(m[2].content == "reading code at night");
+    CHECK(m[3].content == "first answer");
+}
+
+TEST_CASE("an input that failed fails the memory agent's output with the same error, once") {
+    NotesStore notes;
+    auto s = rath::test::scripted();  // nothing scripted: a's run fails
+    flow::Agent a("You answer.", {.loop = {.provider = s.provider, .client = s.client}});
+    flow::Agent b("You answer again.", {.loop = {.provider = s.provider, .client = s.client}, .memory = notes.store});
+    Session out = b(a(Session::from_user_message("reading code at night")));
+    CHECK_THROWS_AS(out.synchronize(), rath::ProviderConfigError);
+    CHECK_NOTHROW(out.synchronize());
+    CHECK(s.client->requests().size() == 1);  // b never called the model
+}
+
 TEST_CASE("a transcript with no user text injects nothing and the run goes on") {
     NotesStore notes;
     auto s = rath::test::scripted();
