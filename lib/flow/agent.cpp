@@ -7,7 +7,10 @@
 #include <rath/llm/registry.hpp>
 #include <rath/log.hpp>
 #include <rath/loop/session_loop.hpp>
+#include <rath/config/store.hpp>
+#include <rath/memory/backend.hpp>
 #include <rath/memory/error.hpp>
+#include <rath/memory/registry.hpp>
 #include <rath/memory/store.hpp>
 #include <rath/session/lineage_recorder.hpp>
 
@@ -345,6 +348,22 @@ void AgentImpl::unregister_tool(std::string_view name) {
 AgentOptions AgentImpl::options() const {
     std::lock_guard lk(mu_);
     return options_;
+}
+
+memory::MemoryStorePtr open_memory(std::string_view name) {
+    auto cfg = config::ConfigStore::load();
+    boost::json::object doc = cfg->document();
+    const boost::json::value* providers = nullptr;
+    if (const auto* m = doc.if_contains("memory"); m && m->is_object()) providers = m->as_object().if_contains("providers");
+    if (providers && providers->is_object() && providers->as_object().contains(name)) {
+        config::MemoryProviderEntry entry = cfg->get_memory_provider(name);
+        return memory::get_memory_backend(entry.backend_kind)->open(memory::MemoryStoreSpec::from_config(std::string(name)));
+    }
+    return memory::get_memory_backend(name)->open();
+}
+
+memory::MemoryStorePtr open_memory(memory::MemoryStoreSpec spec) {
+    return memory::current_memory_backend()->open(std::move(spec));
 }
 
 }  // namespace rath::flow

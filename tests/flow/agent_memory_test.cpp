@@ -9,10 +9,14 @@
 #include <doctest/doctest.h>
 
 #include "tests/memory/memory_support.hpp"
+#include "tests/support/env.hpp"
 #include "tests/support/log_capture.hpp"
 #include "tests/support/temp_dir.hpp"
 
+#include <rath/config/store.hpp>
+
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <regex>
 #include <string>
@@ -318,6 +322,40 @@ TEST_CASE("the agent holds one reference on its store; close() releases it and t
     CHECK(notes.store->closed());  // the guard's release was the last
     CHECK_THROWS_AS(flow::Agent("x", {.loop = {.provider = s.provider, .client = s.client}, .memory = notes.store}),
                     mem::MemoryStoreClosed);
+}
+
+TEST_CASE("open_memory takes a config entry before a backend of the same name, then a backend name") {
+    rath::test::TempHome home;
+    rath::test::TempDir store_dir;
+    rath::config::ConfigStore::clear_cache();
+    auto s = rath::test::scripted();
+
+    // No config entry: the "local" backend, a new store under <config-dir>/memory/local/.
+    auto fresh = flow::open_memory("local");
+    CHECK(fresh->refcount() == 0);
+    CHECK(fresh->handle().find((home.path() / "memory" / "local").string()) == 0);
+    {
+        flow::Agent agent("x", {.loop = {.provider = s.provider, .client = s.client}, .memory = fresh});
+        CHECK(fresh->refcount() == 1);
+    }
+    CHECK(fresh->closed());  // the agent's reference was the only one
+
+    {
+        std::ofstream out(home.path() / "config.json");
+        out << R"({"memory": {"providers": {"local": {"backend_kind": "local", "path": ")" << store_dir.path().string()
+            << R"("}}}})";
+    }
+    rath::config::ConfigStore::clear_cache();
+    auto configured = flow::open_memory("local");
+    CHECK(std::filesystem::equivalent(configured->handle(), store_dir.path()));
+    configured->backend().close(configured);
+
+    auto by_spec = flow::open_memory(rath::test::spec_at(store_dir.path()));
+    CHECK(std::filesystem::equivalent(by_spec->handle(), store_dir.path()));
+    by_spec->backend().close(by_spec);
+
+    CHECK_THROWS_AS((void)flow::open_memory("no-such-backend"), mem::MemoryBackendNotFound);
+    rath::config::ConfigStore::clear_cache();
 }
 
 }  // TEST_SUITE

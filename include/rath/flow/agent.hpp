@@ -27,6 +27,7 @@
 #include <rath/loop/options.hpp>
 #include <rath/memory/fwd.hpp>
 #include <rath/memory/result.hpp>
+#include <rath/memory/spec.hpp>
 #include <rath/tool/tool_set.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -131,6 +132,17 @@ private:
     std::shared_ptr<async::Admission> admission_;
     mutable std::shared_ptr<const LoopOptions> snapshot_;
 };
+
+// The store for AgentOptions::memory from a name (memory_flow.md §4.3): a
+// `memory.providers` entry of the config file of that name (which shadows a backend
+// name) opened through its backend_kind with MemoryStoreSpec::from_config(name), else a
+// registered backend of that name opened with no spec ("local": a new store under
+// <config-dir>/memory/local/). The store has refcount 0: binding it to an Agent takes the
+// reference whose release closes it. Blocks (DeadlockError on a runtime io thread);
+// throws MemoryBackendNotFound for an unknown name, ConfigError for a malformed file.
+[[nodiscard]] memory::MemoryStorePtr open_memory(std::string_view name);
+// The same from a spec, through the default memory backend.
+[[nodiscard]] memory::MemoryStorePtr open_memory(memory::MemoryStoreSpec spec);
 
 class Agent : public ModuleHolder<AgentImpl> {
 public:
