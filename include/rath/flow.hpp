@@ -3,6 +3,7 @@
 #include <rath/flow/agent.hpp>
 #include <rath/flow/agent_param.hpp>
 #include <rath/flow/compressor.hpp>
+#include <rath/flow/memory_inject.hpp>
 #include <rath/flow/module_holder.hpp>
 #include <rath/flow/selector.hpp>
 #include <rath/flow/sequential.hpp>

@@ -1,5 +1,9 @@
 #include <rath/flow/agent_param.hpp>
 #include <rath/llm/error.hpp>
+#include <rath/memory/backend.hpp>
+#include <rath/memory/store.hpp>
+
+#include "lib/text/pyrepr.hpp"
 
 #include <stdexcept>
 
@@ -12,7 +16,11 @@ std::string AgentParam::repr() const {
         indented += c;
         if (c == '\n') indented += "  ";
     }
-    return "AgentParam(\n  (agent_session): " + indented + "\n  (provider): " + provider.to_string() + "\n)";
+    std::string out = "AgentParam(\n  (agent_session): " + indented + "\n  (provider): " + provider.to_string();
+    if (memory)
+        out += "\n  (memory): MemoryStore(backend=" + detail::pyrepr(memory->backend().name()) +
+               ", handle=" + detail::pyrepr(memory->handle()) + ")";
+    return out + "\n)";
 }
 
 AgentParam& AgentParam::to(std::optional<llm::Provider> target, std::optional<std::string> provider_name,

@@ -10,6 +10,7 @@
 
 #include "lib/loop/operator_output.hpp"
 #include "lib/session/session_state.hpp"
+#include "lib/text/pystr.hpp"
 
 #include <boost/json.hpp>
 
@@ -25,13 +26,6 @@ const char* const default_compress_instruction =
     "only, suitable as the sole replacement user-side transcript \xE2\x80\x94 no role labels.";
 
 namespace {
-
-std::string strip(std::string_view s) {
-    auto b = s.find_first_not_of(" \t\r\n\f\v");
-    if (b == std::string_view::npos) return {};
-    auto e = s.find_last_not_of(" \t\r\n\f\v");
-    return std::string(s.substr(b, e - b + 1));
-}
 
 struct CompressState {
     Session out, user, agent;
@@ -49,7 +43,7 @@ asio::awaitable<void> compress_body(std::shared_ptr<CompressState> st) {
             "on_event with a custom executor is not supported; wire streaming inside your executor's "
             "async_complete instead.");
 
-    std::string instruction = opt.compress_instruction ? strip(*opt.compress_instruction)
+    std::string instruction = opt.compress_instruction ? detail::py_strip(*opt.compress_instruction)
                                                        : std::string(default_compress_instruction);
     std::vector<llm::Message> messages = chunk_table_to_messages(st->agent.chunks());
     auto user_msgs = chunk_table_to_messages(st->user.chunks());
@@ -75,7 +69,7 @@ asio::awaitable<void> compress_body(std::shared_ptr<CompressState> st) {
     if (!llm::is_final_answer(fr))
         throw std::runtime_error("run_session_compress: unexpected finish_reason='" + std::string(llm::to_string(fr)) +
                                  "'");
-    std::string content = choice.message.content ? strip(*choice.message.content) : std::string();
+    std::string content = choice.message.content ? detail::py_strip(*choice.message.content) : std::string();
     if (content.empty()) throw std::runtime_error("run_session_compress: empty model content");
 
     ChunkTable rows{user_text_chunk(content)};

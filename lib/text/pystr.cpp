@@ -71,4 +71,11 @@ const char* py_type(const boost::json::value& v) noexcept {
     return "object";
 }
 
+std::string py_strip(std::string_view s) {
+    auto b = s.find_first_not_of(" \t\r\n\f\v");
+    if (b == std::string_view::npos) return {};
+    auto e = s.find_last_not_of(" \t\r\n\f\v");
+    return std::string(s.substr(b, e - b + 1));
+}
+
 }  // namespace rath::detail

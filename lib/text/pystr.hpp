@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace rath::detail {
 
@@ -14,5 +15,7 @@ std::string py_repr(const boost::json::value& v);
 // type(x).__name__ of the value json.loads would give: dict, list, str, int, float,
 // bool or NoneType.
 const char* py_type(const boost::json::value& v) noexcept;
+// s.strip() for ASCII whitespace (space, \t, \r, \n, \f, \v).
+std::string py_strip(std::string_view s);
 
 }  // namespace rath::detail

@@ -7,6 +7,7 @@ set(rath_example_checks
   "05_custom_tool|compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
   "07_streaming|\\[finish_reason=stop\\].*--- usage total="
   "08_compress|--- chunks after compression: 1"
+  "09_memory|recall returned 2 hit\\(s\\):\n +1\\.312  memory://user/memories/preferences/[0-9a-f]+\n +0\\.000  .*\\[untrusted memory:memory://user/memories/preferences/[0-9a-f]+\\] The user prefers a dark colour theme at night\\..*answer: .+\n\\[ok\\] committed the turn transcript into memory at memory://session/.*store closed: true"
   "10_provider_variation|provider_kind=anthropic"
   "11_dynamic_selector|round 2 -> wrap-up and goodbye"
   "14_runtime_fanout|fan-out: 100000 coroutines"

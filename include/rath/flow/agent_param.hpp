@@ -3,6 +3,7 @@
 // session plus the provider it calls. Held by shared_ptr so a parent's to() and a
 // compiled manifest see the same object.
 #include <rath/llm/provider.hpp>
+#include <rath/memory/fwd.hpp>
 #include <rath/session.hpp>
 
 #include <optional>
@@ -13,8 +14,12 @@ namespace rath::flow {
 struct AgentParam {
     Session agent_session;
     llm::Provider provider;
+    // The owning agent's memory store (null: none). Informational: the agent holds the
+    // reference on it.
+    memory::MemoryStorePtr memory{};
 
-    // "AgentParam(\n  (agent_session): <repr>\n  (provider): <model>\n)".
+    // "AgentParam(\n  (agent_session): <repr>\n  (provider): <model>\n)", with a
+    // "  (memory): MemoryStore(backend='local', handle='...')" line when memory is set.
     std::string repr() const;
 
     // Rebinds the provider (memory_flow.md §4.2 [UPSTREAM]): a full Provider is used
