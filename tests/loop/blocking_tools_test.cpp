@@ -87,7 +87,14 @@ TEST_CASE("two hundred sessions of a one second sync tool take 200 s divided by 
     CHECK(on_io_thread.load() == 0);
     CHECK(elapsed >= ideal * 0.95);  // the pool bounds it: never more than `pool` at once
     CHECK(elapsed < ideal * 3);      // and nothing else does (no process-wide tool lane)
-    CHECK(worst < 200ms);
+    // A starved io thread showed as timers ~100 s late; sanitizer builds on a loaded
+    // machine add a few hundred ms of scheduling noise, the release build checks 200 ms.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    constexpr auto timer_bound = 1000ms;
+#else
+    constexpr auto timer_bound = 200ms;
+#endif
+    CHECK(worst < timer_bound);
 }
 
 }
