@@ -6,17 +6,7 @@
 # that sets its own base_url or api_key cannot be redirected: it is compiled only.
 #   -DRATH_BINARY_DIR=... -DREADME=... -DWORK_DIR=... -DGENERATOR=... -DFAKE_LLM=...
 cmake_minimum_required(VERSION 3.25)
-file(REMOVE_RECURSE ${WORK_DIR})
-file(MAKE_DIRECTORY ${WORK_DIR})
-set(prefix ${WORK_DIR}/prefix)
-
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "command failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/scratch_install.cmake)
 
 file(READ ${README} text)
 set(programs 0)
