@@ -3,6 +3,7 @@
 #include <rath/config/paths.hpp>
 #include <rath/log.hpp>
 
+#include "lib/config/atomic_file.hpp"
 #include "lib/text/json_parse.hpp"
 #include "lib/text/pyjson.hpp"
 #include "lib/text/pyrepr.hpp"
@@ -49,32 +50,15 @@ std::mutex& path_lock(const fs::path& p) {
     return *m;
 }
 
-// Temp file + fsync + rename in the same directory, then fsync the directory: a
-// reader sees the old or the new record, never a torn one, and no debris is left.
+// Durable (fsync of file and directory): a reader sees the old or the new record, never
+// a torn one, and no debris is left.
 void atomic_write(const fs::path& target, const std::string& text, mode_t mode) {
     std::lock_guard lk(path_lock(target));
-    fs::path dir = target.parent_path();
-    std::string tmpl = (dir / ".atomic_XXXXXX.tmp").string();
-    int fd = ::mkstemps(tmpl.data(), 4);
-    if (fd < 0) throw BackendError("cannot create a temp file in " + pyrepr(dir.string()));
-    bool ok = true;
-    std::size_t off = 0;
-    while (ok && off < text.size()) {
-        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-        if (n < 0 && errno != EINTR) ok = false;
-        if (n > 0) off += static_cast<std::size_t>(n);
-    }
-    ok = ok && ::fchmod(fd, mode) == 0 && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok || ::rename(tmpl.c_str(), target.c_str()) != 0) {
-        ::unlink(tmpl.c_str());
-        throw BackendError("cannot write sandbox record " + pyrepr(target.string()));
-    }
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    auto err = rath::detail::write_file_atomically(
+        target, text, {.temp_name = ".atomic_XXXXXX.tmp", .mode = mode, .durable = true});
+    if (err.stage == rath::detail::AtomicWriteError::Stage::create)
+        throw BackendError("cannot create a temp file in " + pyrepr(target.parent_path().string()));
+    if (err) throw BackendError("cannot write sandbox record " + pyrepr(target.string()));
 }
 
 json::value record_to_json(const RemoteRecord& r) {

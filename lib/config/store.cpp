@@ -2,6 +2,8 @@
 
 #include <rath/log.hpp>
 
+#include "lib/config/atomic_file.hpp"
+
 #include <boost/json.hpp>
 
 #include <cerrno>
@@ -629,31 +631,13 @@ void ConfigStore::save() {
         std::lock_guard lk(mu_);
         doc_["version"] = schema_version;
         text = dump_pretty(doc_);
-        std::string tmpl = (dir / ".config_XXXXXX.tmp").string();
-        // mkstemps creates the file with mode 0600, before any byte is written.
-        int fd = ::mkstemps(tmpl.data(), 4);
-        if (fd < 0) throw ConfigError("cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno));
-        const char* p = text.data();
-        std::size_t left = text.size();
-        bool ok = true;
-        while (left > 0) {
-            ssize_t w = ::write(fd, p, left);
-            if (w < 0) {
-                if (errno == EINTR) continue;
-                ok = false;
-                break;
-            }
-            p += w;
-            left -= std::size_t(w);
-        }
-        if (ok && ::fsync(fd) != 0) ok = false;
-        ::close(fd);
-        if (!ok || ::rename(tmpl.c_str(), path_.c_str()) != 0) {
-            int err = errno;
-            ::unlink(tmpl.c_str());
-            throw ConfigError("cannot write " + path_.string() + ": " + std::strerror(err));
-        }
-        ::chmod(path_.c_str(), 0600);
+        // The temp file is created 0600 (mkstemps) before any byte is written: the key
+        // material in it is never readable by others, not even for a moment.
+        auto err = rath::detail::write_file_atomically(
+            path_, text, {.temp_name = ".config_XXXXXX.tmp", .mode = 0600, .durable = true});
+        if (err.stage == rath::detail::AtomicWriteError::Stage::create)
+            throw ConfigError("cannot create a temporary file in " + dir.string() + ": " + std::strerror(err.error));
+        if (err) throw ConfigError("cannot write " + path_.string() + ": " + std::strerror(err.error));
     }
     std::lock_guard lk(cache_mu());
     cache().erase(path_.string());

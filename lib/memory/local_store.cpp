@@ -31,6 +31,7 @@
 #include "lib/text/json_parse.hpp"
 #include "lib/text/pyjson.hpp"
 #include "lib/text/pyrepr.hpp"
+#include "lib/config/atomic_file.hpp"
 #include "lib/text/utf8.hpp"
 #include "lib/memory/vector_cache.hpp"
 
@@ -73,32 +74,18 @@ private:
     int fd_ = -1;
 };
 
-// Temp file in the target's directory, then rename: readers see the old or the new
-// file, never a torn one. Hidden temp names never end in ".md", so no walk sees them.
+// Readers see the old or the new file, never a torn one. Hidden temp names never end in
+// ".md", so no walk sees them. Not fsynced, as OpenRath's stores are not.
 void atomic_write(const fs::path& target, std::string_view bytes) {
-    fs::path dir = target.parent_path();
-    std::string tmpl = (dir / ".rath-tmp-XXXXXX").string();
-    int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw_errno("cannot create a temp file in " + dir.string());
-    std::size_t off = 0;
-    while (off < bytes.size()) {
-        ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw std::system_error(e, std::generic_category(), "cannot write " + target.string());
-        }
-        off += static_cast<std::size_t>(n);
-    }
-    ::fchmod(fd, 0644);
-    ::close(fd);
-    if (::rename(tmpl.c_str(), target.c_str()) != 0) {
-        int e = errno;
-        ::unlink(tmpl.c_str());
-        throw std::system_error(e, std::generic_category(), "cannot rename onto " + target.string());
-    }
+    using Stage = rath::detail::AtomicWriteError::Stage;
+    auto err = rath::detail::write_file_atomically(target, bytes, {.temp_name = ".rath-tmp-XXXXXX", .mode = 0644});
+    if (err.stage == Stage::create)
+        throw std::system_error(err.error, std::generic_category(),
+                                "cannot create a temp file in " + target.parent_path().string());
+    if (err.stage == Stage::write)
+        throw std::system_error(err.error, std::generic_category(), "cannot write " + target.string());
+    if (err.stage == Stage::rename)
+        throw std::system_error(err.error, std::generic_category(), "cannot rename onto " + target.string());
 }
 
 std::string read_all(const fs::path& p) {
