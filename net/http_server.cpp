@@ -10,7 +10,6 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -40,7 +39,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -102,7 +100,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     std::condition_variable idle_cv;
     std::unordered_set<std::shared_ptr<detail::Connection>> connections;
     bool started = false;
-    bool stopping = false;
+    std::atomic<bool> stopping{false};  // written under mu
     std::atomic<std::uint16_t> bound_port{0};
     HttpServerStats counters;  // under mu
 
@@ -133,7 +131,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     asio::awaitable<void> run();
     asio::awaitable<void> invoke(ServerRequest& req, ServerExchange& ex, std::exception_ptr& failure);
-    asio::awaitable<void> watch();
+    void watch();
+    std::uint64_t exchange_round = 0;  // ends watches of earlier exchanges
     asio::awaitable<void> write_all(asio::const_buffer a, asio::const_buffer b = {}, asio::const_buffer c = {});
     asio::awaitable<void> respond(int status, std::vector<HttpHeader> headers, std::string body);
     asio::awaitable<void> begin_stream(int status, std::vector<HttpHeader> headers);
@@ -203,10 +202,7 @@ void Connection::build_head(int status, const std::vector<HttpHeader>& headers, 
     } else if (chunked) {
         head += "Transfer-Encoding: chunked\r\n";
     }
-    {
-        std::lock_guard lk(server->mu);
-        if (server->stopping) close_after = true;
-    }
+    if (server->stopping.load(std::memory_order_relaxed)) close_after = true;
     if (close_after)
         head += "Connection: close\r\n";
     else if (version == 10)
@@ -275,29 +271,24 @@ asio::awaitable<void> Connection::invoke(ServerRequest& req, ServerExchange& ex,
     }
 }
 
-// Completes when the client goes away (EOF, reset, or the socket closed by a timeout or
-// close()). Bytes of a pipelined request are left unread for the next round, and the
-// watch then just waits to be cancelled: reading them here would mean buffering
-// requests the handler has not reached.
-asio::awaitable<void> Connection::watch() {
-    auto& sock = stream.socket();
-    if (buffer.size() == 0) {
-        auto [ec] = co_await sock.async_wait(tcp::socket::wait_read, use_tuple);
-        if (ec == asio::error::operation_aborted) {
-            // Cancelled: either the handler finished first (the group cancels this
-            // watch) or close() cancelled the whole connection.
-            if (!sock.is_open()) mark_gone();
-            co_return;
-        }
+// Watches the socket while a handler runs: EOF, a reset, or the socket closed (by a
+// timeout or close()) means the client is gone, and the handler is cancelled through the
+// connection's cancellation slot, which the handler's own operations share. Bytes of a
+// pipelined request are left unread for the next round, and the watch then ends:
+// reading them here would mean buffering requests the handler has not reached.
+// A plain callback, not a coroutine: it costs one reactor wait per request.
+void Connection::watch() {
+    if (buffer.size() != 0) return;  // a pipelined request is already buffered
+    const std::uint64_t round = exchange_round;
+    stream.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), round](boost::system::error_code ec) {
+        if (round != self->exchange_round || !self->busy) return;  // that exchange ended
+        if (ec == asio::error::operation_aborted && self->stream.socket().is_open()) return;
         boost::system::error_code aec;
-        const std::size_t available = ec ? 0 : sock.available(aec);
-        if (ec || aec || available == 0) {
-            mark_gone();
-            co_return;
-        }
-    }
-    asio::steady_timer forever(stream.get_executor(), asio::steady_timer::time_point::max());
-    co_await forever.async_wait(use_tuple);
+        const std::size_t available = ec ? 0 : self->stream.socket().available(aec);
+        if (!ec && !aec && available > 0) return;  // pipelined bytes: stop watching
+        self->mark_gone();
+        self->cancel.emit(asio::cancellation_type::terminal);
+    });
 }
 
 asio::awaitable<void> Connection::run() {
@@ -308,10 +299,7 @@ asio::awaitable<void> Connection::run() {
             http::request_parser<http::string_body> parser;
             parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opt.max_header_bytes, UINT32_MAX)));
             parser.body_limit(static_cast<std::uint64_t>(opt.max_body_bytes));
-            {
-                std::lock_guard lk(server->mu);
-                if (server->stopping) break;
-            }
+            if (server->stopping.load(std::memory_order_relaxed)) break;
             stream.expires_after(buffer.size() ? opt.io_timeout : opt.idle_timeout);
             auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
             if (!ec && !parser.is_done()) {
@@ -383,7 +371,13 @@ asio::awaitable<void> Connection::run() {
             }
             ServerExchange ex(*this);
             std::exception_ptr failure;
-            co_await (invoke(req, ex, failure) || watch());
+            ++exchange_round;
+            watch();
+            co_await invoke(req, ex, failure);
+            if (!gone) {
+                boost::system::error_code cec;
+                stream.socket().cancel(cec);  // the watch; its callback sees a newer round
+            }
             {
                 std::lock_guard lk(server->mu);
                 --server->counters.requests_in_flight;
