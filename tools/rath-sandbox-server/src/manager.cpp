@@ -138,8 +138,8 @@ void Manager::forget(const std::string& id) {
 }
 
 asio::awaitable<void> Manager::async_persist(std::shared_ptr<Sandbox> sb) {
-    const std::string dir = records_dir(options_);
-    co_await runtime_.async_blocking([sb, dir] {
+    std::string dir = records_dir(options_);
+    auto job1 = [sb, dir] {
         std::lock_guard lk(sb->persist_mu);
         const Record r = sb->record();
         std::error_code ec;
@@ -147,12 +147,13 @@ asio::awaitable<void> Manager::async_persist(std::shared_ptr<Sandbox> sb) {
         auto err = rath::detail::write_file_atomically(dir + "/" + r.id + ".json", record_to_disk(r),
                                                        {.temp_name = ".rec-XXXXXX.tmp", .mode = 0600});
         if (err) rath::log(rath::LogLevel::warning, "sandbox-server", "cannot write the record of sandbox " + r.id + ": errno " + std::to_string(err.error));
-    });
+    };
+    co_await runtime_.async_blocking(std::move(job1));
 }
 
 asio::awaitable<void> Manager::async_recover() {
-    const ServerOptions o = options_;
-    auto found = co_await runtime_.async_blocking([o] {
+    ServerOptions o = options_;
+    auto job2 = [o] {
         std::vector<Record> out;
         std::error_code ec;
         fs::create_directories(records_dir(o), ec);
@@ -180,7 +181,8 @@ asio::awaitable<void> Manager::async_recover() {
             out.push_back(std::move(*r));
         }
         return out;
-    });
+    };
+    auto found = co_await runtime_.async_blocking(std::move(job2));
     std::lock_guard lk(mu_);
     for (auto& r : found) {
         auto id = r.id;
@@ -221,7 +223,8 @@ asio::awaitable<Record> Manager::async_create(CreateRequest req) {
     if (!req.volumes.empty()) {
         auto vols = req.volumes;
         auto allowed = options_.allowed_host_paths;
-        binds = co_await runtime_.async_blocking([vols, allowed] { return resolve_volumes(vols, allowed); });
+        auto job3 = [vols, allowed] { return resolve_volumes(vols, allowed); };
+        binds = co_await runtime_.async_blocking(std::move(job3));
     }
 
     Record r;
@@ -271,14 +274,16 @@ asio::awaitable<void> Manager::async_launch(std::shared_ptr<Sandbox> sb, Contain
     std::shared_ptr<Container> c;
     std::string failure;
     try {
-        c = co_await runtime_.async_blocking([spec] { return std::make_shared<Container>(spec); });
+        auto job4 = [spec] { return std::make_shared<Container>(spec); };
+        c = co_await runtime_.async_blocking(std::move(job4));
         sb->set_container(c);
         co_await c->async_start(ex);
     } catch (const std::exception& e) {
         failure = e.what();
     }
     if (!failure.empty()) {
-        if (c) co_await runtime_.async_blocking([c] { c->destroy(); });
+        auto job5 = [c] { c->destroy(); };
+        if (c) co_await runtime_.async_blocking(std::move(job5));
         sb->apply(Event::start_failed, "START_FAILED", failure);
         sb->set_container(nullptr);
         co_await async_persist(sb);
@@ -296,7 +301,8 @@ asio::awaitable<void> Manager::async_launch(std::shared_ptr<Sandbox> sb, Contain
     if (tail.size() > 2000) tail.erase(0, tail.size() - 2000);
     sb->apply(Event::crashed, "ENTRYPOINT_EXITED",
               "the entrypoint exited with code " + std::to_string(code) + (tail.empty() ? "" : ": " + tail));
-    co_await runtime_.async_blocking([c] { c->destroy(); });
+    auto job6 = [c] { c->destroy(); };
+    co_await runtime_.async_blocking(std::move(job6));
     sb->set_container(nullptr);
     co_await async_persist(sb);
 }
@@ -306,7 +312,8 @@ asio::awaitable<void> Manager::async_stop(std::shared_ptr<Sandbox> sb, std::stri
     co_await async_persist(sb);
     // A container still starting is torn down once it exists; destroy() is idempotent.
     auto c = sb->container();
-    if (c) co_await runtime_.async_blocking([c] { c->destroy(); });
+    auto job7 = [c] { c->destroy(); };
+    if (c) co_await runtime_.async_blocking(std::move(job7));
     {
         std::lock_guard lk(sb->mu);
         for (auto& [id, ctx] : sb->contexts) ctx->dead = true;
@@ -318,19 +325,26 @@ asio::awaitable<void> Manager::async_stop(std::shared_ptr<Sandbox> sb, std::stri
 
 asio::awaitable<void> Manager::async_delete(std::string id) {
     auto sb = find(id);
-    if (!is_final(sb->state())) co_await async_stop(sb, "USER_DELETE", "deleted through the API");
+    if (!is_final(sb->state())) {
+        std::string reason = "USER_DELETE", message = "deleted through the API";
+        co_await async_stop(sb, std::move(reason), std::move(message));
+    }
     // A container that was still starting: wait for its launch to settle, then stop it.
     for (int i = 0; i < 500 && sb->container() && !is_final(sb->state()); ++i) {
         asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
         co_await t.async_wait(asio::use_awaitable);
     }
-    if (auto c = sb->container()) co_await runtime_.async_blocking([c] { c->destroy(); });
+    if (auto c = sb->container()) {
+        auto job8 = [c] { c->destroy(); };
+        co_await runtime_.async_blocking(std::move(job8));
+    }
     forget(id);
-    const std::string path = record_path(options_, id);
-    co_await runtime_.async_blocking([path] {
+    std::string path = record_path(options_, id);
+    auto job9 = [path] {
         std::error_code ec;
         fs::remove(path, ec);
-    });
+    };
+    co_await runtime_.async_blocking(std::move(job9));
 }
 
 asio::awaitable<void> Manager::async_pause(std::string id) {
@@ -339,7 +353,8 @@ asio::awaitable<void> Manager::async_pause(std::string id) {
         throw ApiError(409, codes::not_running,
                        "Sandbox " + id + " is " + std::string(to_string(sb->state())) + ", only a Running sandbox can be paused");
     auto c = sb->container();
-    bool ok = c && co_await runtime_.async_blocking([c] { return c->freeze(); });
+    auto job10 = [c] { return c->freeze(); };
+    bool ok = c && co_await runtime_.async_blocking(std::move(job10));
     if (!ok) {
         sb->apply(Event::pause_failed, "PAUSE_FAILED", "the cgroup freezer is not available");
         co_await async_persist(sb);
@@ -355,7 +370,8 @@ asio::awaitable<void> Manager::async_resume(std::string id) {
         throw ApiError(409, codes::not_paused,
                        "Sandbox " + id + " is " + std::string(to_string(sb->state())) + ", only a Paused sandbox can be resumed");
     auto c = sb->container();
-    bool ok = c && co_await runtime_.async_blocking([c] { return c->thaw(); });
+    auto job11 = [c] { return c->thaw(); };
+    bool ok = c && co_await runtime_.async_blocking(std::move(job11));
     if (!ok) {
         sb->apply(Event::crashed, "RESUME_FAILED", "the cgroup freezer did not thaw the sandbox");
         co_await async_persist(sb);
@@ -394,8 +410,14 @@ asio::awaitable<void> Manager::async_sweep() {
                 purge.push_back(sb);
         }
     }
-    for (auto& sb : expired) co_await async_stop(sb, "TTL_EXPIRY", "the sandbox reached its expiresAt");
-    for (auto& sb : purge) co_await async_delete(sb->record().id);
+    for (auto& sb : expired) {
+        std::string reason = "TTL_EXPIRY", message = "the sandbox reached its expiresAt";
+        co_await async_stop(sb, std::move(reason), std::move(message));
+    }
+    for (auto& sb : purge) {
+        std::string id = sb->record().id;
+        co_await async_delete(std::move(id));
+    }
 }
 
 asio::awaitable<void> Manager::async_stop_all() {
@@ -405,7 +427,10 @@ asio::awaitable<void> Manager::async_stop_all() {
         for (auto& [id, sb] : sandboxes_) all.push_back(sb);
     }
     for (auto& sb : all)
-        if (!is_final(sb->state())) co_await async_stop(sb, "SERVER_SHUTDOWN", "the server stopped");
+        if (!is_final(sb->state())) {
+            std::string reason = "SERVER_SHUTDOWN", message = "the server stopped";
+            co_await async_stop(sb, std::move(reason), std::move(message));
+        }
 }
 
 }  // namespace rath::sandbox_server
