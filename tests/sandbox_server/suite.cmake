@@ -13,3 +13,8 @@ if(TARGET rath-sandbox-server)
   set_tests_properties(sandbox_server_opensandbox_sdk PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
                        LABELS "sandbox_server;integration")
 endif()
+
+# The crash case starts the program itself.
+if(TARGET test_sandbox_server AND TARGET rath-sandbox-server)
+  add_dependencies(test_sandbox_server rath-sandbox-server)
+endif()
