@@ -703,7 +703,7 @@ struct Call {
         auto job26 = [cont] {
             auto cpu_ticks = [&] {
                 std::uint64_t total = 0;
-                for (int pid : cont->cgroup().pids()) {
+                for (int pid : cont->pids()) {
                     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
                     std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
                     auto close = s.rfind(')');
@@ -740,7 +740,7 @@ struct Call {
             o["cpu_count"] = cores;
             o["cpu_used_pct"] = std::min(100.0, pct);
             o["mem_total_mib"] = total_mib;
-            o["mem_used_mib"] = static_cast<double>(cont->cgroup().memory_usage().value_or(0)) / 1048576.0;
+            o["mem_used_mib"] = static_cast<double>(cont->memory_usage().value_or(0)) / 1048576.0;
             o["timestamp"] = unix_ms();
             return o;
         };
