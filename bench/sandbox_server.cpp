@@ -6,7 +6,9 @@
 //                     `bwrap` backend's CommandRun ["true"] (a fresh bwrap per command)
 //   live_sandboxes    N sandboxes alive together: create-to-ready of each while the
 //                     others run, a ping across all of them, then delete them all
-// usage: sandbox_server [live=200] [samples=30]
+// usage: sandbox_server [live=200] [samples=30] [warm=0]
+// With warm > 0 the server keeps that many started containers ready (--warm), so a
+// create only applies its limits and starts its entrypoint in one.
 #include "bench/common/report.hpp"
 
 #include "server.hpp"
@@ -91,6 +93,7 @@ struct Api {
 int main(int argc, char** argv) {
     const int live = argc > 1 ? std::atoi(argv[1]) : 200;
     const int samples = argc > 2 ? std::atoi(argv[2]) : 30;
+    const int warm = argc > 3 ? std::atoi(argv[3]) : 0;
     if (::geteuid() != 0 || !rath::backend::BwrapBackend::is_available()) {
         std::fprintf(stderr, "sandbox_server: needs root and bwrap\n");
         return 2;
@@ -100,8 +103,12 @@ int main(int argc, char** argv) {
     rath::sandbox_server::SandboxServerOptions o;
     o.sandboxes.state_dir = state.string();
     o.sandboxes.max_sandboxes = static_cast<std::size_t>(live) + 8;
+    o.sandboxes.warm = static_cast<std::size_t>(warm);
     rath::sandbox_server::SandboxServer server(std::move(o), rt);
     server.start();
+    // The warm containers start in the background; measure once they are there.
+    for (int i = 0; i < 3000 && warm > 0 && server.manager().warm_count() < static_cast<std::size_t>(warm); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     rath::async::Runtime client_rt(rath::async::RuntimeOptions{.threads = 1, .blocking_threads = 1, .name = "client"});
     rath::net::HttpClient http(client_rt);
     Api api{http, server.base_url()};
@@ -117,6 +124,7 @@ int main(int argc, char** argv) {
         }
         Line("sandbox_server")
             .add_str("case", "create_to_ready")
+            .add("warm", warm)
             .add("samples", samples)
             .add("p50_ms", pct(lat, 0.5))
             .add("p99_ms", pct(lat, 0.99))
@@ -178,6 +186,7 @@ int main(int argc, char** argv) {
         for (auto& s : all) api.remove(s);
         Line("sandbox_server")
             .add_str("case", "live_sandboxes")
+            .add("warm", warm)
             .add("live", live)
             .add("live_reported", static_cast<long long>(live_count))
             .add("healthy", healthy)

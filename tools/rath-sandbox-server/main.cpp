@@ -36,6 +36,7 @@ void usage(std::FILE* to) {
         "  --max-timeout S          largest timeout / renewal in seconds (default 86400)\n"
         "  --run-as UID:GID         the sandbox user when the server is root (default 65534:65534)\n"
         "  --public-host HOST:PORT  host put into endpoint URLs (default: the request's Host)\n"
+        "  --warm N                 keep N started containers of the host image ready (default 0)\n"
         "  --threads N              io threads (default 2)\n"
         "  --quiet                  print nothing but the listening line\n",
         to);
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
             o.sandboxes.run_as = std::pair<unsigned, unsigned>{static_cast<unsigned>(number(v.substr(0, colon), 4294967294ul)),
                                                                static_cast<unsigned>(number(v.substr(colon + 1), 4294967294ul))};
         } else if (a == "--public-host") o.public_host = std::string(value());
+        else if (a == "--warm") o.sandboxes.warm = number(value(), 10000);
         else if (a == "--threads") threads = std::max<unsigned long>(1, number(value(), 256));
         else if (a == "--quiet") quiet = true;
         else if (a == "-h" || a == "--help") {

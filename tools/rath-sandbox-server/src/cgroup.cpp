@@ -118,6 +118,10 @@ Cgroup::Cgroup(std::string name, const CgroupLimits& limits) {
     make(r.freezer, freezer_, "freezer");
     make(r.memory, memory_, "memory");
     make(r.cpu, cpu_, "cpu");
+    apply(limits);
+}
+
+void Cgroup::apply(const CgroupLimits& limits) {
     if (limits.pids && !pids_.empty() && !write_file(pids_ + "/pids.max", std::to_string(*limits.pids)))
         skipped_.push_back("pids.max");
     if (limits.memory && !memory_.empty()) {

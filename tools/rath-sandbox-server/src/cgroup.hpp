@@ -32,6 +32,10 @@ public:
     // `skipped()`; never throws for that.
     Cgroup(std::string name, const CgroupLimits& limits);
 
+    // Sets the limits given (those unset are left as they are); a refusal is added to
+    // `skipped()`.
+    void apply(const CgroupLimits& limits);
+
     // cgroup.procs files a process must write its pid to (one per hierarchy on v1).
     [[nodiscard]] std::vector<std::string> procs_files() const;
     [[nodiscard]] const std::vector<std::string>& skipped() const noexcept { return skipped_; }

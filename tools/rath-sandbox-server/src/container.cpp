@@ -6,6 +6,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cerrno>
@@ -119,7 +120,10 @@ asio::awaitable<void> Container::async_start(asio::any_io_executor ex) {
     // Readiness: this shell runs once the container is complete and tells the server on
     // fd 3, then becomes the entrypoint with neither descriptor open.
     a.insert(a.end(), {"/bin/sh", "-c", "printf R >&3; exec 3>&- 4>&-; exec \"$@\"", "rath-entry"});
-    a.insert(a.end(), spec_.entrypoint.begin(), spec_.entrypoint.end());
+    if (spec_.entrypoint.empty())
+        a.insert(a.end(), {"sleep", "infinity"});  // a warm container waits for start_entry()
+    else
+        a.insert(a.end(), spec_.entrypoint.begin(), spec_.entrypoint.end());
 
     try {
         bwrap_ = std::make_unique<Child>(ex, ChildSpec{.argv = a, .env = spec_.env, .merge_stderr = true, .extra_pipes = 2});
@@ -163,6 +167,24 @@ asio::awaitable<void> Container::async_start(asio::any_io_executor ex) {
     }
 }
 
+void Container::adopt(const CgroupLimits& limits, std::vector<std::string> env) {
+    std::lock_guard lk(mu_);
+    cgroup_.apply(limits);
+    spec_.limits = limits;
+    spec_.env = std::move(env);
+}
+
+void Container::start_entry(asio::any_io_executor ex, std::vector<std::string> entrypoint) {
+    std::vector<std::string> inner = {"/bin/sh", "-c", "cd /workspace 2>/dev/null; exec \"$@\"", "rath-entry"};
+    inner.insert(inner.end(), entrypoint.begin(), entrypoint.end());
+    spec_.entrypoint = std::move(entrypoint);
+    try {
+        entry_ = std::make_unique<Child>(ex, ChildSpec{.argv = exec_argv(inner), .env = spec_.env, .merge_stderr = true});
+    } catch (const std::exception& e) {
+        throw StartError(std::string("cannot start the entrypoint: ") + e.what());
+    }
+}
+
 asio::awaitable<int> Container::async_wait_exit() {
     if (!bwrap_) co_return -1;
     auto tail = tail_;
@@ -173,6 +195,19 @@ asio::awaitable<int> Container::async_wait_exit() {
         if (tail->size() > tail_cap) tail->erase(0, tail->size() - tail_cap);
         co_return;
     };
+    if (entry_) {
+        // The entry process left its own pipe to whatever it started; once it exits,
+        // the rest of the container is torn down by the owner.
+        auto exit_then_grace = [&]() -> asio::awaitable<int> {
+            const int code = co_await entry_->async_wait();
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(100));
+            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+            co_return code;
+        };
+        auto r = co_await (pump(entry_->out(), keep) || exit_then_grace());
+        if (r.index() == 1) co_return std::get<1>(r);
+        co_return co_await entry_->async_wait();
+    }
     // When bwrap exits the kernel ends the whole pid namespace, so the pipe reaches EOF.
     const int code = co_await (pump(bwrap_->out(), keep) && bwrap_->async_wait());
     co_return code;
@@ -221,6 +256,7 @@ void Container::destroy() {
     std::lock_guard lk(mu_);
     if (destroyed_) return;
     destroyed_ = true;
+    if (entry_) entry_->kill(SIGKILL);
     if (bwrap_) bwrap_->kill(SIGKILL);
     cgroup_.destroy();
     if (tmpfs_mounted_) ::umount2(spec_.workspace.c_str(), MNT_DETACH);

@@ -44,6 +44,8 @@ struct ContainerSpec {
     std::string name;            // cgroup and hostname stem, unique per sandbox
     std::string workspace;       // host directory (created)
     RootImage image;
+    // Empty: a warm container whose first process only waits; its entrypoint comes
+    // later through start_entry().
     std::vector<std::string> entrypoint;
     std::vector<std::string> env;  // "K=V", the entrypoint's complete environment
     bool network = false;
@@ -71,7 +73,13 @@ public:
     // Starts the entrypoint and completes once it is about to run inside a finished
     // container (or throws StartError with bwrap's message). Runs on `ex`.
     boost::asio::awaitable<void> async_start(boost::asio::any_io_executor ex);
-    // Completes with the entry process's exit code once the container's tree is gone.
+    // A warm container (started without an entrypoint) is given one: `limits` are
+    // applied to its cgroups (blocking part done by the caller's thread: call from the
+    // blocking pool), then the entrypoint is spawned inside with `env`. Throws StartError.
+    void adopt(const CgroupLimits& limits, std::vector<std::string> env);
+    void start_entry(boost::asio::any_io_executor ex, std::vector<std::string> entrypoint);
+    // Completes with the entry process's exit code once it is gone (the container's
+    // whole tree when the entrypoint was its first process).
     boost::asio::awaitable<int> async_wait_exit();
 
     [[nodiscard]] int init_pid() const noexcept { return init_pid_; }
@@ -109,6 +117,7 @@ private:
     bool destroyed_ = false;
     int init_pid_ = -1;
     std::unique_ptr<Child> bwrap_;
+    std::unique_ptr<Child> entry_;  // the entrypoint of a warm container
     std::shared_ptr<std::string> tail_;
     std::shared_ptr<std::mutex> tail_mu_;
 };

@@ -115,6 +115,11 @@ std::size_t Manager::live_count() const {
     return n;
 }
 
+std::size_t Manager::warm_count() const {
+    std::lock_guard lk(mu_);
+    return warm_.size();
+}
+
 std::shared_ptr<Sandbox> Manager::find(const std::string& id) const {
     std::lock_guard lk(mu_);
     auto it = sandboxes_.find(id);
@@ -184,11 +189,90 @@ asio::awaitable<void> Manager::async_recover() {
         return out;
     };
     auto found = co_await runtime_.async_blocking(std::move(job2));
-    std::lock_guard lk(mu_);
-    for (auto& r : found) {
-        auto id = r.id;
-        sandboxes_.emplace(id, std::make_shared<Sandbox>(std::move(r)));
+    // Workspaces no record names are warm containers (or half-made sandboxes) of a
+    // previous server process: their cgroups and directories go.
+    std::vector<std::string> referenced;
+    for (auto& r : found) referenced.push_back(r.workspace);
+    auto reap_unreferenced = [o, referenced] {
+        std::error_code ec;
+        for (auto& e : fs::directory_iterator(o.state_dir + "/workspaces", ec)) {
+            const std::string path = e.path().string();
+            if (std::find(referenced.begin(), referenced.end(), path) != referenced.end()) continue;
+            Container::reap("rath-sbx-" + e.path().filename().string(), path);
+        }
+    };
+    co_await runtime_.async_blocking(std::move(reap_unreferenced));
+    {
+        std::lock_guard lk(mu_);
+        for (auto& r : found) {
+            auto id = r.id;
+            sandboxes_.emplace(id, std::make_shared<Sandbox>(std::move(r)));
+        }
     }
+    refill();
+}
+
+ContainerSpec Manager::base_spec(const std::string& id) const {
+    ContainerSpec spec;
+    spec.name = "rath-sbx-" + id;
+    spec.workspace = options_.state_dir + "/workspaces/" + id;
+    spec.env = base_env();
+    spec.tmp_bytes = options_.tmp_bytes;
+    spec.run_as = options_.run_as;
+    spec.bwrap = options_.bwrap;
+    spec.limits.pids = options_.default_pids;
+    return spec;
+}
+
+void Manager::refill() {
+    std::size_t start = 0;
+    {
+        std::lock_guard lk(mu_);
+        if (stopping_ || options_.images.find("host") == options_.images.end()) return;
+        while (warm_.size() + warming_ + start < options_.warm) ++start;
+        warming_ += start;
+    }
+    for (std::size_t i = 0; i < start; ++i) (void)runtime_.submit(async_make_warm());
+}
+
+asio::awaitable<void> Manager::async_make_warm() {
+    auto ex = co_await asio::this_coro::executor;
+    ContainerSpec spec = base_spec(rath::detail::new_uuid_v4());
+    spec.image = options_.images.at("host");
+    std::shared_ptr<Container> c;
+    std::string failure;
+    try {
+        auto make = [spec] { return std::make_shared<Container>(spec); };
+        c = co_await runtime_.async_blocking(std::move(make));
+        co_await c->async_start(ex);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    bool keep = false;
+    {
+        std::lock_guard lk(mu_);
+        --warming_;
+        if (failure.empty() && !stopping_) {
+            warm_.push_back(c);
+            keep = true;
+        }
+    }
+    if (!failure.empty() && !stopping_now())
+        rath::log(rath::LogLevel::warning, "sandbox-server", "a warm container did not start: " + failure);
+    if (!keep && c) {
+        // At shutdown this may be cancelled: the container's processes then die with
+        // their bwrap (die-with-parent), and the next server reaps the rest.
+        try {
+            auto job = [c] { c->destroy(); };
+            co_await runtime_.async_blocking(std::move(job));
+        } catch (const std::exception&) {
+        }
+    }
+}
+
+bool Manager::stopping_now() const {
+    std::lock_guard lk(mu_);
+    return stopping_;
 }
 
 asio::awaitable<Record> Manager::async_create(CreateRequest req) {
@@ -243,6 +327,19 @@ asio::awaitable<Record> Manager::async_create(CreateRequest req) {
     r.workspace = options_.state_dir + "/workspaces/" + r.id;
     r.cgroup = "rath-sbx-" + r.id;
 
+    std::shared_ptr<Container> warm;
+    if (req.image_uri == "host" && !req.network && req.volumes.empty() && !req.limits.disk) {
+        std::lock_guard lk(mu_);
+        if (!warm_.empty()) {
+            warm = warm_.back();
+            warm_.pop_back();
+        }
+    }
+    if (warm) {
+        r.workspace = warm->spec().workspace;
+        r.cgroup = warm->spec().name;
+    }
+
     ContainerSpec spec;
     spec.name = r.cgroup;
     spec.workspace = r.workspace;
@@ -266,7 +363,12 @@ asio::awaitable<Record> Manager::async_create(CreateRequest req) {
         unreserve.armed = false;
     }
     co_await async_persist(sb);
-    runtime_.submit(async_launch(sb, std::move(spec)));
+    if (warm) {
+        (void)runtime_.submit(async_launch_warm(sb, warm, spec.limits, spec.env, spec.entrypoint));
+        refill();
+    } else {
+        (void)runtime_.submit(async_launch(sb, std::move(spec)));
+    }
     co_return r;
 }
 
@@ -299,6 +401,39 @@ asio::awaitable<void> Manager::async_launch(std::shared_ptr<Sandbox> sb, Contain
         co_return;
     }
     co_await async_persist(sb);
+    co_await async_supervise(sb, c);
+}
+
+asio::awaitable<void> Manager::async_launch_warm(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c,
+                                                 CgroupLimits limits, std::vector<std::string> env,
+                                                 std::vector<std::string> entrypoint) {
+    auto ex = co_await asio::this_coro::executor;
+    std::string failure;
+    try {
+        auto adopt = [c, limits, env] { c->adopt(limits, env); };
+        co_await runtime_.async_blocking(std::move(adopt));
+        c->start_entry(ex, std::move(entrypoint));
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (!failure.empty()) {
+        auto job = [c] { c->destroy(); };
+        co_await runtime_.async_blocking(std::move(job));
+        if (sb->apply(Event::start_failed, "START_FAILED", failure)) co_await async_persist(sb);
+        co_return;
+    }
+    sb->set_container(c);
+    if (!sb->apply(Event::started, "SANDBOX_RUNNING", "the entrypoint runs")) {
+        auto job = [c] { c->destroy(); };
+        co_await runtime_.async_blocking(std::move(job));
+        sb->set_container(nullptr);
+        co_return;
+    }
+    co_await async_persist(sb);
+    co_await async_supervise(sb, c);
+}
+
+asio::awaitable<void> Manager::async_supervise(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c) {
     const int code = co_await c->async_wait_exit();
     const State s = sb->state();
     if (s == State::stopping || is_final(s)) co_return;
@@ -427,9 +562,16 @@ asio::awaitable<void> Manager::async_sweep() {
 
 asio::awaitable<void> Manager::async_stop_all() {
     std::vector<std::shared_ptr<Sandbox>> all;
+    std::vector<std::shared_ptr<Container>> warm;
     {
         std::lock_guard lk(mu_);
+        stopping_ = true;
         for (auto& [id, sb] : sandboxes_) all.push_back(sb);
+        warm.swap(warm_);
+    }
+    for (auto& c : warm) {
+        auto job = [c] { c->destroy(); };
+        co_await runtime_.async_blocking(std::move(job));
     }
     for (auto& sb : all)
         if (!is_final(sb->state())) {

@@ -41,6 +41,10 @@ struct ServerOptions {
     std::uint64_t default_pids = 512;       // pids.max when resourceLimits has no "pids"
     std::uint64_t tmp_bytes = 256ull << 20;
     std::string bwrap = "bwrap";
+    // Containers of the "host" image kept started and waiting, so that a create without
+    // network, volumes or a disk limit only applies its limits and starts its
+    // entrypoint in one (0: every sandbox starts its own bwrap).
+    std::size_t warm = 0;
 };
 
 // The images every server accepts unless told otherwise: "host" (the minimal host
@@ -78,9 +82,19 @@ public:
 
     // Live sandboxes (not Terminated/Failed).
     [[nodiscard]] std::size_t live_count() const;
+    // Warm containers ready now.
+    [[nodiscard]] std::size_t warm_count() const;
 
 private:
     boost::asio::awaitable<void> async_launch(std::shared_ptr<Sandbox> sb, ContainerSpec spec);
+    boost::asio::awaitable<void> async_launch_warm(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c,
+                                                   CgroupLimits limits, std::vector<std::string> env,
+                                                   std::vector<std::string> entrypoint);
+    boost::asio::awaitable<void> async_supervise(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c);
+    boost::asio::awaitable<void> async_make_warm();
+    void refill();
+    bool stopping_now() const;
+    ContainerSpec base_spec(const std::string& id) const;
     boost::asio::awaitable<void> async_stop(std::shared_ptr<Sandbox> sb, std::string reason, std::string message);
     boost::asio::awaitable<void> async_persist(std::shared_ptr<Sandbox> sb);
     void forget(const std::string& id);
@@ -90,6 +104,9 @@ private:
     mutable std::mutex mu_;
     std::map<std::string, std::shared_ptr<Sandbox>> sandboxes_;
     std::size_t reserved_ = 0;  // creations between validation and registration
+    std::vector<std::shared_ptr<Container>> warm_;  // started, waiting for an entrypoint
+    std::size_t warming_ = 0;                      // being started for warm_
+    bool stopping_ = false;
 };
 
 }  // namespace rath::sandbox_server
