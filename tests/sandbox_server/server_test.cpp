@@ -111,9 +111,10 @@ struct InProcess {
     rath::async::Runtime rt{rath::async::RuntimeOptions{.threads = 2, .blocking_threads = 4, .name = "sbxtest"}};
     rath::test::TempDir dir;
     std::unique_ptr<SandboxServer> server;
-    explicit InProcess(std::chrono::milliseconds sweep = std::chrono::milliseconds(1000)) {
+    explicit InProcess(std::chrono::milliseconds sweep = std::chrono::milliseconds(1000), std::size_t warm = 0) {
         SandboxServerOptions o;
         o.sandboxes.state_dir = (dir.path() / "state").string();
+        o.sandboxes.warm = warm;
         o.sweep_interval = sweep;
         server = std::make_unique<SandboxServer>(std::move(o), rt);
         server->start();
@@ -248,4 +249,24 @@ TEST_CASE("the lifecycle API wants the configured key and says which header is m
     CHECK(json::parse(ok.body).as_object().at("pagination").as_object().at("pageSize").as_int64() == 5);
     CHECK(c.request("GET", "/health").status == 200);
     server.stop();
+}
+
+TEST_CASE("a create served by a warm container gets its own limits, environment and entrypoint, and the pool refills") {
+    if (!can_run_sandboxes()) return;
+    InProcess s(std::chrono::milliseconds(1000), 1);
+    for (int i = 0; i < 500 && s.server->manager().warm_count() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(s.server->manager().warm_count() == 1);
+    HttpClient c(s.server->port());
+    const std::string id = create(c, R"({"pids":"40","memory":"128Mi"})", R"(,"env":{"GREETING":"warm-hello"})");
+    REQUIRE(wait_state(c, id, "Running") == "Running");
+    const auto rec = s.server->manager().find(id)->record();
+    CHECK(rec.cgroup != "rath-sbx-" + id);  // it took the warm container
+    if (!Cgroup::roots().pids.empty()) CHECK(trim(slurp(Cgroup::roots().pids + "/" + rec.cgroup + "/pids.max")) == "40");
+    auto e = execd_of(c, id);
+    CHECK(run(c, e, "echo $GREETING").find("\"warm-hello\\n\"") != std::string::npos);
+    CHECK(run(c, e, "ps -eo args | grep -c '^tail -f /dev/null$'").find("\"1\\n\"") != std::string::npos);
+    for (int i = 0; i < 500 && s.server->manager().warm_count() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(s.server->manager().warm_count() == 1);
+    CHECK(c.request("DELETE", "/v1/sandboxes/" + id).status == 204);
+    CHECK_FALSE(fs::exists(Cgroup::roots().pids + "/" + rec.cgroup));
 }
