@@ -25,6 +25,7 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <sys/socket.h>
 #include <array>
 #include <charconv>
 #include <condition_variable>
@@ -286,6 +287,18 @@ void Connection::watch() {
         boost::system::error_code aec;
         const std::size_t available = ec ? 0 : self->stream.socket().available(aec);
         if (!ec && !aec && available > 0) return;  // pipelined bytes: stop watching
+        if (!ec && !aec) {
+            // Readable with nothing to read is EOF, unless the wake-up was spurious: with
+            // several io threads a readiness event of a just-closed descriptor (child
+            // pipes, pidfds) can land on this registration. A peek tells them apart.
+            char byte = 0;
+            const ssize_t n = ::recv(self->stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (n > 0) return;  // bytes arrived meanwhile: a pipelined request
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+                self->watch();  // still connected: keep watching this exchange
+                return;
+            }
+        }
         self->mark_gone();
         self->cancel.emit(asio::cancellation_type::terminal);
     });
