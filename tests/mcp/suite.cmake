@@ -6,3 +6,6 @@ if(TARGET test_mcp)
   set_tests_properties(mcp_fixtures PROPERTIES TIMEOUT 120 LABELS "mcp"
     ENVIRONMENT "RATH_SOURCE_DIR=${PROJECT_SOURCE_DIR};RATH_BINARY_DIR=${PROJECT_BINARY_DIR}")
 endif()
+
+# A small real MCP server over stdio, well-behaved or misbehaving one way (--mode).
+rath_add_test_helper(mcp_test_server mcp mcp_test_server.cpp)
