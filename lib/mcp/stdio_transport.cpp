@@ -64,9 +64,13 @@ class StdioTransport final : public Transport {
 public:
     explicit StdioTransport(StdioServerParams p) : params_(std::move(p)) {
         if (params_.command.empty()) throw TransportError("an MCP stdio server needs a command");
-        if (params_.name.empty()) params_.name = params_.command.front();
-        description_ = "stdio:";
-        for (const auto& a : params_.command) description_ += " " + a;
+        if (params_.name.empty()) {
+            params_.name = params_.command.front();
+            description_ = "stdio:";
+            for (const auto& a : params_.command) description_ += " " + a;
+        } else {
+            description_ = params_.name + " (stdio)";
+        }
     }
 
     ~StdioTransport() override = default;  // LiveProcess kills and reaps what is left

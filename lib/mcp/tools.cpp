@@ -5,6 +5,8 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/deadline.hpp>
 #include <rath/async/lazy.hpp>
+#include <rath/async/runtime.hpp>
+#include <rath/async/this_thread.hpp>
 #include <rath/config/store.hpp>
 #include <rath/log.hpp>
 #include <rath/session.hpp>
@@ -425,7 +427,14 @@ McpServerOptions mcp_server_options_from_config(std::optional<std::string> name,
 
 asio::awaitable<std::vector<tool::FlowToolPtr>> async_mcp_tools_from_config(std::optional<std::string> name,
                                                                             std::shared_ptr<config::ConfigStore> store) {
-    auto options = mcp_server_options_from_config(std::move(name), std::move(store));
+    // Reading the config file is blocking I/O: the blocking pool of the runtime the
+    // caller runs on (the default runtime's off a runtime thread).
+    auto* rt = async::current_runtime();
+    auto& runtime = rt ? *rt : async::Runtime::default_runtime();
+    auto read = runtime.async_blocking([name = std::move(name), store = std::move(store)]() mutable {
+        return mcp_server_options_from_config(std::move(name), std::move(store));
+    });
+    McpServerOptions options = co_await std::move(read);
     co_return co_await async_mcp_tools_from_server(std::move(options));
 }
 

@@ -213,3 +213,19 @@ TEST_CASE("config entries of both shapes give server options, with OpenRath's lo
                          "mcp_tools_from_config() requires a server name when mcp.default_enabled is empty in the config",
                          rath::config::ConfigLookupError);
 }
+
+TEST_CASE("mcp_tools_from_config starts the named server and its tools work") {
+    rath::test::TempDir dir;
+    auto path = dir.path() / "config.json";
+    {
+        std::ofstream out(path);
+        out << R"({"version":1,"mcpServers":{"local":{"command":")" << RATH_BINARY_DIR
+            << R"(/bin/mcp_test_server","args":[],"env":{"X":"1"},"timeout":5}}})";
+    }
+    auto store = std::make_shared<rath::config::ConfigStore>(path);
+    auto tools = rath::async::block_on(async_mcp_tools_from_config("local", store));
+    CHECK(tools.size() == 16);
+    rath::Session s;
+    auto r = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"from config"})"));
+    CHECK(json::parse(r.content) == json::parse(R"({"text":"from config"})"));
+}
