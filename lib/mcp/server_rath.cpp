@@ -84,6 +84,14 @@ void Server::add_workflow(std::string name, std::string description, std::shared
         if (!m || !m->is_string()) throw std::invalid_argument("argument 'message' must be a string");
         ctx.progress(0, 1, "running " + name);
         Session in = Session::from_user_message(std::string(m->get_string()));
+        // The run's sandbox is the one the server's options name (the built-in tools
+        // an agent calls need one).
+        if (impl->options.sandbox_backend) {
+            if (impl->options.sandbox_working_dir)
+                in.to(*impl->options.sandbox_backend, *impl->options.sandbox_working_dir);
+            else
+                in.to(*impl->options.sandbox_backend);
+        }
         auto forward = workflow->async_forward(std::move(in));
         Session out = co_await std::move(forward);
         co_await out.async_synchronize();  // the run's error fails the call (isError)
