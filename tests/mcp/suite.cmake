@@ -1,3 +1,9 @@
 rath_add_test_suite(mcp LABELS "mcp;tsan" TIMEOUT 600 LIBS simdjson::simdjson rath::testing)
 # The server the official conformance suite runs its server scenarios against.
 rath_add_test_helper(rath-mcp-conformance-server mcp conformance_server.cpp)
+# Every server scenario of the official conformance suite (2025-11-25) against it; needs
+# Node 22 and the npm packages of scripts/install-deps.sh --test.
+add_test(NAME mcp_server_conformance
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/npm/mcp_server_conformance.sh
+                 $<TARGET_FILE:rath-mcp-conformance-server>)
+set_tests_properties(mcp_server_conformance PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 LABELS "mcp;integration")
