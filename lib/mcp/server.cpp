@@ -221,16 +221,7 @@ ServerSession::ServerSession(std::shared_ptr<Server> server, Sink sink) : impl_(
     impl_->sink = std::move(sink);
 }
 
-ServerSession::~ServerSession() {
-    // The rath session's sandbox may need file work to close: the blocking pool does it.
-    if (impl_->rath_session.sandbox()) {
-        auto s = impl_->rath_session;
-        try {
-            asio::post(impl_->runtime->blocking_executor(), [s]() mutable { s.close_sandbox(); });
-        } catch (...) {
-        }
-    }
-}
+ServerSession::~ServerSession() = default;
 
 Session ServerSession::rath_session() const { return impl_->rath_session; }
 

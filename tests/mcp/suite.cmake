@@ -7,3 +7,9 @@ add_test(NAME mcp_server_conformance
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/npm/mcp_server_conformance.sh
                  $<TARGET_FILE:rath-mcp-conformance-server>)
 set_tests_properties(mcp_server_conformance PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 LABELS "mcp;integration")
+# The official TypeScript SDK client drives rath-mcp-serve over stdio and Streamable HTTP
+# (tools, an agent on rath-fake-llm, its transcript resource).
+add_test(NAME mcp_sdk_interop
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/npm/mcp_sdk_interop.sh
+                 $<TARGET_FILE:rath-mcp-serve> $<TARGET_FILE:rath-fake-llm>)
+set_tests_properties(mcp_sdk_interop PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 LABELS "mcp;integration")

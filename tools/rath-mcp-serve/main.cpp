@@ -198,6 +198,14 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    // HTTP mode waits for SIGINT/SIGTERM with sigwait: blocked here, before any runtime
+    // thread starts, so that every thread inherits the mask and none is killed by them.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (http) pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
     try {
         auto server = std::make_shared<rath::mcp::Server>(sopt);
         if (builtin)
@@ -238,11 +246,6 @@ int main(int argc, char** argv) {
         endpoint.start();
         std::printf("listening on %s\n", endpoint.url().c_str());
         std::fflush(stdout);
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &set, nullptr);
         int sig = 0;
         sigwait(&set, &sig);
         endpoint.close();
