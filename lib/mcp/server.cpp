@@ -548,8 +548,9 @@ asio::awaitable<void> ServerSession::run_request(std::shared_ptr<ServerSession> 
             self->impl_->running.erase(it);
         }
     }
-    // A cancelled request gets no response (basic/utilities/cancellation.mdx).
-    if (answer) self->impl_->emit(Outgoing{jsonrpc::serialize(reply), req.id, true});
+    // A cancelled request gets no response (basic/utilities/cancellation.mdx); the
+    // transport still learns that nothing more will come for it (empty text).
+    self->impl_->emit(Outgoing{answer ? jsonrpc::serialize(reply) : std::string(), req.id, true});
 }
 
 bool ServerSession::cancelled(const Id& id) const {

@@ -213,7 +213,16 @@ std::shared_ptr<HttpSession> StreamableHttpServer::Impl::create() {
 
 void StreamableHttpServer::Impl::end_session(const std::shared_ptr<HttpSession>& s) {
     s->mcp->close();
-    if (auto g = s->get()) g->end();
+    // A closed session sends nothing more: every stream still waiting for it ends now.
+    std::vector<std::shared_ptr<OutQueue>> streams;
+    {
+        std::lock_guard lk(s->mu);
+        for (auto& [_, w] : s->request_streams)
+            if (auto q = w.lock()) streams.push_back(std::move(q));
+        s->request_streams.clear();
+        if (auto g = s->get_stream.lock()) streams.push_back(std::move(g));
+    }
+    for (auto& q : streams) q->end();
 }
 
 asio::awaitable<void> StreamableHttpServer::Impl::handle(net::ServerRequest& req, net::ServerExchange& ex) {
@@ -334,7 +343,9 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
                 std::string text = std::move(batch_out.front().text);
                 bool final = batch_out.front().final;
                 if (final && batch_out.front().related) waiting.erase(*batch_out.front().related);
-                if (as_sse) {
+                if (text.empty()) {
+                    batch_out.pop_front();  // a cancelled request: no response to send
+                } else if (as_sse) {
                     batch_out.pop_front();
                     std::string event = sse_event(next_event_id++, text);
                     co_await ex.write(event);
@@ -360,6 +371,10 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
     if (failure) std::rethrow_exception(failure);
     if (as_sse) {
         co_await ex.finish();
+        co_return;
+    }
+    if (responses.empty()) {  // every request was cancelled
+        co_await ex.respond(202, {}, "");
         co_return;
     }
     std::string body;

@@ -74,6 +74,7 @@ asio::awaitable<void> write_loop(asio::posix::stream_descriptor& output, std::sh
         bool ended = queue->take(out);
         chunk.clear();
         for (auto& m : out) {
+            if (m.text.empty()) continue;  // a cancelled request: nothing to write
             chunk += m.text;
             chunk += '\n';
         }

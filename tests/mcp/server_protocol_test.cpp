@@ -261,6 +261,9 @@ TEST_CASE("notifications/cancelled cancels the running handler and no response i
     s->receive(request_text(2, "tools/call", {{"name", "quick"}}));
     c.response(2);
     for (int i = 0; i < 200 && s->in_flight() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // The transport is told the request ended, with nothing to send for it.
+    auto end = c.wait_for([](const Collected& m) { return m.final && m.related == jsonrpc::Id{std::int64_t{1}}; });
+    CHECK(end.message.empty());
     for (auto& m : c.all()) CHECK_FALSE((m.message.contains("id") && m.message.at("id") == 1));
 }
 

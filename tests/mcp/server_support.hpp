@@ -26,9 +26,10 @@ class Collector {
 public:
     Sink sink() {
         return [this](Outgoing o) {
-            auto v = boost::json::parse(o.text);
+            boost::json::object message;  // empty: a cancelled request's end
+            if (!o.text.empty()) message = boost::json::parse(o.text).as_object();
             std::lock_guard lk(mu_);
-            got_.push_back(Collected{v.as_object(), o.related, o.final});
+            got_.push_back(Collected{std::move(message), o.related, o.final});
             cv_.notify_all();
         };
     }

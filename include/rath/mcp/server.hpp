@@ -211,6 +211,8 @@ struct ServerOptions {
 // One outgoing message. `related` is the request it belongs to (a progress or log
 // notification of that request's handler, a request to the client made by it, or its
 // response); `final` marks the response, after which nothing more is related to it.
+// A final message with an empty text ends a cancelled request, which gets no response:
+// a transport writes nothing for it.
 struct Outgoing {
     std::string text;
     std::optional<jsonrpc::Id> related{};
