@@ -1,4 +1,4 @@
-rath_add_test_suite(mcp LABELS "mcp;tsan" TIMEOUT 600 LIBS simdjson::simdjson rath::testing)
+rath_add_test_suite(mcp LABELS "mcp;tsan" TIMEOUT 600 LIBS simdjson::simdjson rath::testing rath::fake_llm)
 # The server the official conformance suite runs its server scenarios against.
 rath_add_test_helper(rath-mcp-conformance-server mcp conformance_server.cpp)
 # Every server scenario of the official conformance suite (2025-11-25) against it; needs
@@ -13,3 +13,13 @@ add_test(NAME mcp_sdk_interop
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/npm/mcp_sdk_interop.sh
                  $<TARGET_FILE:rath-mcp-serve> $<TARGET_FILE:rath-fake-llm>)
 set_tests_properties(mcp_sdk_interop PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 LABELS "mcp;integration")
+# Every recorded MCP sample in ../shared/fixtures/mcp (or $RATH_FIXTURES_DIR/mcp)
+# replayed through the client's layers.
+if(TARGET test_mcp)
+  add_test(NAME mcp_fixtures COMMAND test_mcp --test-suite=mcp_fixtures --no-intro=true)
+  set_tests_properties(mcp_fixtures PROPERTIES TIMEOUT 120 LABELS "mcp"
+    ENVIRONMENT "RATH_SOURCE_DIR=${PROJECT_SOURCE_DIR};RATH_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endif()
+
+# A small real MCP server over stdio, well-behaved or misbehaving one way (--mode).
+rath_add_test_helper(mcp_test_server mcp mcp_test_server.cpp)
