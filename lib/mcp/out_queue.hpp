@@ -32,11 +32,15 @@ struct OutQueue : std::enable_shared_from_this<OutQueue> {
         asio::post(exec, [self = shared_from_this()] { self->timer.cancel(); });
     }
     void push(Outgoing o) {
+        bool was_empty = false;
         {
             std::lock_guard lk(mu);
+            was_empty = queue.empty();
             queue.push_back(std::move(o));
         }
-        wake();
+        // Only the push that makes the queue non-empty wakes the writer: it takes the
+        // whole queue at once, and looks again before it waits.
+        if (was_empty) wake();
     }
     void end() {
         {
