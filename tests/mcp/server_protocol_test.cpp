@@ -436,3 +436,47 @@ TEST_CASE("an agent tool answers the final text and its transcript, which stays 
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("mcp/server") {
+
+TEST_CASE("notifications/cancelled for an agent tool cancels the agent's run where it waits") {
+    std::atomic<bool> started{false}, cancelled{false};
+    auto wait = rath::tool::make_tool<rath::test::Empty>(
+        "wait_long", "waits thirty seconds",
+        [&started, &cancelled](rath::Session, rath::test::Empty) -> asio::awaitable<json::value> {
+            started = true;
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::seconds(30));
+            try {
+                co_await t.async_wait(asio::use_awaitable);
+            } catch (const boost::system::system_error&) {
+                cancelled = true;
+                throw;
+            }
+            co_return json::value("waited");
+        },
+        {.parallel_safe = true});
+    auto sc = rath::test::scripted();
+    sc.client->push(rath::test::tool_calls({{"c1", "wait_long", "{}"}}));
+    sc.client->push(rath::test::text("never reached"));
+    rath::flow::AgentOptions ao;
+    ao.loop.provider = sc.provider;
+    ao.loop.client = sc.client;
+    ao.loop.tools = rath::tool::ToolSet{wait};
+    rath::flow::Agent agent("You wait.", ao);
+    auto server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});
+    server->add_workflow("waiter", "Waits.", agent.ptr());
+    Collector c;
+    auto s = server->open_session(c.sink());
+    rath::mcp::test::initialize(*s, c);
+    s->receive(request_text(1, "tools/call", {{"name", "waiter"}, {"arguments", {{"message", "wait please"}}}}));
+    for (int i = 0; i < 1000 && !started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(started);
+    s->receive(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+    for (int i = 0; i < 1000 && !cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(cancelled);
+    c.wait_for([](const Collected& m) { return m.final && m.related == jsonrpc::Id{std::int64_t{1}}; });
+    CHECK(s->in_flight() == 0);
+    CHECK(server->transcripts().empty());  // a cancelled run leaves no transcript resource
+}
+
+}  // TEST_SUITE

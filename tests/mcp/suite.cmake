@@ -23,3 +23,7 @@ endif()
 
 # A small real MCP server over stdio, well-behaved or misbehaving one way (--mode).
 rath_add_test_helper(mcp_test_server mcp mcp_test_server.cpp)
+# rath-mcp-serve documents itself.
+add_test(NAME rath_mcp_serve_help COMMAND rath-mcp-serve --help)
+set_tests_properties(rath_mcp_serve_help PROPERTIES LABELS "mcp"
+  PASS_REGULAR_EXPRESSION "--builtin-tools.*--agent NAME.*--http.*--allow-origin.*\"agents\"")

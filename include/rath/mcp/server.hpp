@@ -237,7 +237,8 @@ public:
     // user session, answers its final text plus the transcript as an embedded resource
     // (rath://sessions/<id>, application/x-ndjson), and keeps the transcript readable
     // through resources/list and resources/read. Progress (when asked for) reports the
-    // start and the end of the run.
+    // start and the end of the run. notifications/cancelled cancels the run itself (the
+    // loop runs in the call's coroutine); a cancelled or failed run keeps no transcript.
     void add_workflow(std::string name, std::string description, std::shared_ptr<flow::Workflow> workflow);
     void add_resource(ResourceDefinition resource);
     void add_resource_template(ResourceTemplateDefinition resource_template);
