@@ -1,0 +1,1 @@
+rath_add_test_suite(mcp LABELS "mcp;tsan" TIMEOUT 300)
