@@ -213,6 +213,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
         net::SseParser parser(net::SseLimits{opt.max_message_bytes, opt.max_message_bytes});
         bool first = true;
         bool answered = false;
+        int status = 0;
         auto on_event = [&](net::SseEvent& e) {
             ++events;
             if (!e.id.empty()) cursor.last_event_id = e.id;
@@ -225,6 +226,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
         auto on_body = [&](std::string_view bytes) {
             if (first) {
                 first = false;
+                status = resp.status != 0 ? resp.status : 200;  // on_body only runs for a 2xx answer
                 capture_session(resp, is_initialize);
                 const auto ct = resp.header("Content-Type").value_or("");
                 was_sse = starts_with_ci(ct, "text/event-stream");
@@ -243,6 +245,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             co_await http.async_stream(req, on_body, resp);
             if (was_sse) parser.finish(on_event);
         } catch (const StreamDone&) {
+            resp.status = status;  // the client leaves the response unspecified after an abort
         }
         if (first && is_2xx(resp.status)) capture_session(resp, is_initialize);
         co_return answered;
