@@ -232,8 +232,9 @@ struct OAuthProvider::Impl {
                     break;
                 }
         }
-        auto resp = co_await post(meta.registration_endpoint, "application/json",
-                                  detail::registration_body(options, method, scope));
+        std::string reg_body = detail::registration_body(options, method, scope);
+        std::string reg_type = "application/json";
+        auto resp = co_await post(meta.registration_endpoint, std::move(reg_type), std::move(reg_body));
         if (!is_2xx(resp.status))
             throw OAuthError("client registration at " + meta.registration_endpoint + " failed with HTTP " +
                                  std::to_string(resp.status) + ": " + body_excerpt(resp.body),
@@ -275,8 +276,9 @@ struct OAuthProvider::Impl {
             endpoint = token_endpoint;
         }
         auto basic = authenticate(id, fields);
-        auto resp = co_await post(endpoint, "application/x-www-form-urlencoded", detail::form_encode(fields),
-                                  std::move(basic));
+        std::string form = detail::form_encode(fields);
+        std::string form_type = "application/x-www-form-urlencoded";
+        auto resp = co_await post(endpoint, std::move(form_type), std::move(form), std::move(basic));
         if (!is_2xx(resp.status)) {
             // RFC 6749 §5.2: an error object, when the body is one.
             try {
@@ -325,7 +327,9 @@ struct OAuthProvider::Impl {
     }
 
     boost::asio::awaitable<void> flow(const std::optional<detail::BearerChallenge>& challenge, bool step_up) {
-        const bool have_prm = co_await discover_resource(challenge ? challenge->resource_metadata : std::nullopt);
+        std::optional<std::string> hinted;
+        if (challenge) hinted = challenge->resource_metadata;
+        const bool have_prm = co_await discover_resource(hinted);
         co_await discover_authorization_server(have_prm);
 
         std::optional<std::string> scope;
@@ -376,7 +380,8 @@ struct OAuthProvider::Impl {
             q.emplace_back("state", state);
             if (scope) q.emplace_back("scope", *scope);
             q.emplace_back("resource", res);
-            const std::string back = co_await options.redirect_handler(detail::with_query(meta.authorization_endpoint, q));
+            std::string authorization_url = detail::with_query(meta.authorization_endpoint, q);
+            const std::string back = co_await options.redirect_handler(std::move(authorization_url));
             std::optional<std::string> code, got_state, error, error_description;
             for (auto& [k, v] : detail::query_params(back)) {
                 if (k == "code") code = v;
@@ -406,34 +411,22 @@ struct OAuthProvider::Impl {
         co_await persist();
     }
 
-    // Runs `op` unless a flow is in progress, in which case it waits for that one.
-    // Returns true when this caller ran it.
-    template <class Op>
-    boost::asio::awaitable<bool> single_flight(Op op) {
-        async::Lazy<void> mine;
-        {
-            std::unique_lock lk(mu);
-            if (flight) {
-                auto theirs = *flight;
-                lk.unlock();
-                co_await theirs.async_get();
-                co_return false;
-            }
-            flight = mine;
-        }
-        std::exception_ptr err;
-        try {
-            co_await op();
-        } catch (...) {
-            err = std::current_exception();
-        }
+    // One flow (or refresh) at a time: the first caller owns it, later ones wait for it
+    // and then retry with whatever it left. (A plain begin/end pair rather than a
+    // coroutine taking a callable: GCC 12 destroys a coroutine's by-value lambda
+    // parameter twice.)
+    std::optional<async::Lazy<void>> join_or_start(const async::Lazy<void>& mine) {
+        std::lock_guard lk(mu);
+        if (flight) return *flight;
+        flight = mine;
+        return std::nullopt;
+    }
+    void end_flight(async::Lazy<void>& mine) {
         {
             std::lock_guard lk(mu);
             flight.reset();
         }
-        mine.set_value();
-        if (err) std::rethrow_exception(err);
-        co_return true;
+        mine.try_set_value();
     }
 };
 
@@ -456,7 +449,21 @@ boost::asio::awaitable<std::optional<std::string>> OAuthProvider::async_authoriz
             stale = false;
         }
     }
-    if (stale) co_await impl->single_flight([impl]() -> boost::asio::awaitable<void> { (void)co_await impl->refresh(); });
+    if (stale) {
+        async::Lazy<void> mine;
+        if (auto theirs = impl->join_or_start(mine)) {
+            co_await theirs->async_get();
+        } else {
+            std::exception_ptr err;
+            try {
+                (void)co_await impl->refresh();
+            } catch (...) {
+                err = std::current_exception();
+            }
+            impl->end_flight(mine);
+            if (err) std::rethrow_exception(err);
+        }
+    }
     std::lock_guard lk(impl->mu);
     co_return impl->header_locked();
 }
@@ -481,19 +488,42 @@ boost::asio::awaitable<void> OAuthProvider::async_handle_challenge(int status, s
         std::lock_guard lk(impl->mu);
         if (impl->header_locked() != sent_authorization && impl->tokens) co_return;  // already replaced
     }
-    co_await impl->single_flight([impl, challenge, step_up, status, sent_authorization]() -> boost::asio::awaitable<void> {
+    async::Lazy<void> mine;
+    if (auto theirs = impl->join_or_start(mine)) {
+        co_await theirs->async_get();
+        co_return;
+    }
+    std::exception_ptr err;
+    try {
         // A rejected token that can be refreshed is refreshed first (401 only: a
         // refreshed token keeps its scope, which a 403 says is not enough).
-        if (status == 401 && sent_authorization && co_await impl->refresh()) co_return;
-        co_await impl->flow(challenge, step_up);
-    });
+        bool refreshed = false;
+        if (status == 401 && sent_authorization) refreshed = co_await impl->refresh();
+        if (!refreshed) co_await impl->flow(challenge, step_up);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    impl->end_flight(mine);
+    if (err) std::rethrow_exception(err);
 }
 
 boost::asio::awaitable<void> OAuthProvider::async_authorize() {
     auto impl = impl_;
     co_await impl->ensure_loaded();
-    co_await impl->single_flight(
-        [impl]() -> boost::asio::awaitable<void> { co_await impl->flow(std::nullopt, false); });
+    async::Lazy<void> mine;
+    if (auto theirs = impl->join_or_start(mine)) {
+        co_await theirs->async_get();
+        co_return;
+    }
+    std::exception_ptr err;
+    try {
+        const std::optional<detail::BearerChallenge> none;
+        co_await impl->flow(none, false);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    impl->end_flight(mine);
+    if (err) std::rethrow_exception(err);
 }
 
 boost::asio::awaitable<void> OAuthProvider::async_sign_out() {

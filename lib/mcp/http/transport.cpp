@@ -158,9 +158,9 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     // ---- Requests ---------------------------------------------------------------
 
     // The fields every request carries; `sent_auth` receives the Authorization used.
-    asio::awaitable<net::HttpRequest> make_request(std::string method, std::optional<std::string>& sent_auth) {
+    asio::awaitable<net::HttpRequest> make_request(const char* method, std::optional<std::string>& sent_auth) {
         net::HttpRequest req;
-        req.method = std::move(method);
+        req.method = method;
         req.url = opt.url;
         req.headers = opt.headers;
         sent_auth.reset();
@@ -284,8 +284,9 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 continue;
             }
             if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                co_await opt.auth->async_handle_challenge(resp.status, std::optional<std::string>(resp.header("WWW-Authenticate")),
-                                                          sent_auth, auth_attempt++);
+                std::optional<std::string> www;
+                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
+                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
                 continue;
             }
             throw TransportError("resuming the SSE stream from " + where + " failed with HTTP " +
@@ -319,7 +320,8 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             if (init.empty()) throw TransportError("the server ended the session before it was initialized");
             log(LogLevel::info, channel, where + ": session expired (HTTP 404); starting a new one");
             co_await post_quietly(init, true);
-            co_await post_quietly(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", false);
+            std::string initialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
+            co_await post_quietly(std::move(initialized), false);
             std::lock_guard lk(mu);
             ++sessions;
             ++session_gen;
@@ -356,8 +358,9 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             co_await read_stream(req, resp, cursor, ids, false, is_initialize, events, was_sse, json);
             if (is_2xx(resp.status)) co_return;
             if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                co_await opt.auth->async_handle_challenge(resp.status, std::optional<std::string>(resp.header("WWW-Authenticate")),
-                                                          sent_auth, auth_attempt++);
+                std::optional<std::string> www;
+                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
+                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
                 continue;
             }
             throw TransportError("re-initializing the session at " + where + " failed with HTTP " +
@@ -422,8 +425,9 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                                      " and no response");
             }
             if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                co_await opt.auth->async_handle_challenge(resp.status, std::optional<std::string>(resp.header("WWW-Authenticate")),
-                                                          sent_auth, auth_attempt++);
+                std::optional<std::string> www;
+                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
+                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
                 continue;
             }
             if (resp.status == 404 && had_session && !is_initialize && !reinitialized) {
@@ -450,6 +454,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     // ---- The standalone GET stream ("Listening for Messages from the Server") -------
 
     asio::awaitable<void> get_stream() {
+        const std::vector<jsonrpc::Id> no_ids;
         Cursor cursor;
         int failures = 0;
         int auth_attempt = 0;
@@ -463,7 +468,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             bool was_sse = false;
             std::string json;
             try {
-                co_await read_stream(req, resp, cursor, {}, true, false, events, was_sse, json);
+                co_await read_stream(req, resp, cursor, no_ids, true, false, events, was_sse, json);
             } catch (const net::HttpError& e) {
                 // A read gap or a dropped connection on an idle stream is not a failure of
                 // the server; a stream that cannot be opened is.
@@ -477,8 +482,9 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 co_return;
             }
             if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                co_await opt.auth->async_handle_challenge(resp.status, std::optional<std::string>(resp.header("WWW-Authenticate")),
-                                                          sent_auth, auth_attempt++);
+                std::optional<std::string> www;
+                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
+                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
                 continue;
             }
             if (resp.status != 0 && !is_2xx(resp.status)) {
@@ -574,7 +580,8 @@ asio::awaitable<void> StreamableHttpTransport::async_send(std::string message) {
         });
         co_return;
     }
-    co_await st->exchange(std::move(message), {}, false);
+    std::vector<jsonrpc::Id> no_ids;
+    co_await st->exchange(std::move(message), std::move(no_ids), false);
     if (is_initialized) st->start_get_stream_once();
 }
 
@@ -625,7 +632,8 @@ asio::awaitable<void> StreamableHttpTransport::async_close() {
         std::optional<std::string> sent_auth;
         auto req = co_await st->make_request("DELETE", sent_auth);
         net::HttpResponse resp;
-        co_await async::with_timeout(st->http.async_request(req, resp), st->opt.close_timeout, "MCP session DELETE");
+        std::string what = "MCP session DELETE";
+        co_await async::with_timeout(st->http.async_request(req, resp), st->opt.close_timeout, std::move(what));
         if (!is_2xx(resp.status) && resp.status != 405 && resp.status != 404)
             log(LogLevel::debug, channel, st->where + ": DELETE of the session answered HTTP " + std::to_string(resp.status));
     } catch (const std::exception& e) {
