@@ -110,7 +110,9 @@ struct OAuthProvider::Impl {
         }
         const TokenStore st = *store;
         const std::string key = resource;
-        auto entry = co_await runtime->async_blocking([st, key] { return st.load(key); });
+        // A named job: GCC 12 destroys a lambda temporary inside a co_await twice.
+        auto job = [st, key] { return st.load(key); };
+        auto entry = co_await runtime->async_blocking(std::move(job));
         std::lock_guard lk(mu);
         if (loaded) co_return;
         loaded = true;
@@ -133,10 +135,11 @@ struct OAuthProvider::Impl {
             e.tokens = tokens;
         }
         const TokenStore st = *store;
-        co_await runtime->async_blocking([st, e] {
+        auto job = [st, e] {
             st.save(e);
             return true;
-        });
+        };
+        (void)co_await runtime->async_blocking(std::move(job));
     }
 
     // ---- Discovery ----------------------------------------------------------------
