@@ -203,7 +203,11 @@ std::optional<std::string> schema_problem(const json::value& s, const std::strin
 }  // namespace
 
 std::optional<std::string> input_schema_problem(const json::value& schema) {
-    if (!schema.is_object()) return "inputSchema must be a JSON object, got " + quote(json::serialize(schema));
+    if (!schema.is_object()) {
+        std::string shown = json::serialize(schema);
+        if (shown.size() > 200) shown = shown.substr(0, 200) + "...";
+        return "inputSchema must be a JSON object, got " + shown;
+    }
     const auto& o = schema.get_object();
     // MCP (server/tools.mdx "Tool"): inputSchema is a JSON Schema object whose type is "object".
     auto t = o.find("type");

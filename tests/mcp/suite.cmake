@@ -1,4 +1,4 @@
-rath_add_test_suite(mcp LABELS "mcp;tsan" TIMEOUT 600 LIBS simdjson::simdjson)
+rath_add_test_suite(mcp LABELS "mcp;tsan" TIMEOUT 600 LIBS simdjson::simdjson rath::fake_llm)
 # Every recorded MCP sample in ../shared/fixtures/mcp (or $RATH_FIXTURES_DIR/mcp)
 # replayed through the client's layers.
 if(TARGET test_mcp)
@@ -16,3 +16,6 @@ if(TARGET rath_mcp_conformance_client)
             ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/mcp_conformance_client)
   set_tests_properties(mcp_conformance_client PROPERTIES TIMEOUT 1200 LABELS "mcp;integration" SKIP_RETURN_CODE 77)
 endif()
+
+# A small real MCP server over stdio, well-behaved or misbehaving one way (--mode).
+rath_add_test_helper(mcp_test_server mcp mcp_test_server.cpp)
