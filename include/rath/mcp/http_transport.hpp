@@ -27,6 +27,11 @@
 // with code -32000 from the transport, so its caller fails at once with the reason
 // instead of waiting for its deadline.
 //
+// Streams and timeouts: the HttpClient's read_timeout bounds the silence on a stream. An
+// idle GET stream that hits it is simply reopened; a request's stream that hits it is
+// resumed when the server gave event ids, else the request fails. Give the transport an
+// HttpClient with a longer read_timeout for tools that run silently for minutes.
+//
 // Thread safety and cancellation: as rath/mcp/transport.hpp states for every
 // transport. Background streams run on a strand of the executor that awaited
 // async_start; async_close cancels them. Errors: TransportError from async_send of a

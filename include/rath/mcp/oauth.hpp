@@ -12,6 +12,9 @@
 // `resource` of the server. Tokens are refreshed before they expire and kept, with the
 // registered client, in the rath config directory with mode 0600.
 //
+// Token files are read and written on the default Runtime's blocking pool, never on an
+// io thread.
+//
 // Thread safety: an OAuthProvider may be used from any thread and by many requests at
 // once; authorization flows run one at a time, and a request that failed with a token
 // another flow has since replaced just retries with the new one.
