@@ -6,7 +6,10 @@
 #include <rath/async.hpp>
 #include <rath/mcp/client.hpp>
 #include <rath/mcp/http_transport.hpp>
+#include <rath/mcp/tools.hpp>
 #include <rath/net/http_client.hpp>
+#include <rath/session.hpp>
+#include <rath/tool/dispatch.hpp>
 
 #include <doctest/doctest.h>
 
@@ -211,6 +214,35 @@ TEST_CASE("an unreachable server fails connect with the transport's reason inste
         CHECK(std::string(e.what()).find("Streamable HTTP") != std::string::npos);
     }
     CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+}
+
+TEST_CASE("a Streamable HTTP server's tools are rath tools over one shared session") {
+    McpHttpTestServer server({.sse_answers = true, .get_stream = false});
+    rath::mcp::McpServerOptions o;
+    o.name = "remote";
+    const std::string url = server.url();
+    o.transport = [url]() -> std::unique_ptr<rath::mcp::Transport> {
+        StreamableHttpOptions t;
+        t.url = url;
+        return std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(runtime()), std::move(t));
+    };
+    auto remote = rath::mcp::McpServer::create(o);
+    auto tools = rath::async::block_on(runtime(), rath::mcp::async_mcp_tools_from_server(remote));
+    REQUIRE(tools.size() == 2);
+    rath::Session session;
+    for (const auto& t : tools) {
+        if (t->name() != "echo") continue;
+        boost::json::object args;
+        args["text"] = "hi";
+        for (int i = 0; i < 3; ++i) {
+            auto r = rath::tool::dispatch_flow_tool(session, t, args);
+            CHECK_FALSE(r.failed);
+            CHECK(r.content.find(R"(echo:{\"text\":\"hi\"})") != std::string::npos);
+        }
+    }
+    CHECK(remote->connections() == 1);
+    CHECK(server.rpc("initialize").size() == 1);
+    rath::async::block_on(runtime(), remote->async_close());
 }
 
 }  // TEST_SUITE
