@@ -330,7 +330,10 @@ struct OpenSandboxBackend::Impl {
         auto& rt = self->runtime();
         auto volumes =
             co_await async::Runtime::async_blocking(rt.blocking_executor(), [spec] { return os::workspace_volume(spec); });
-        auto req = os::create_request(spec, volumes);
+        auto defaults = spec.value_or(SandboxSpec{});
+        if (!defaults.image || defaults.image->empty()) defaults.image = o.default_image;
+        if (!defaults.entrypoint || defaults.entrypoint->empty()) defaults.entrypoint = o.default_entrypoint;
+        auto req = os::create_request(defaults, volumes);
         req.resource_limits = o.resource_limits;
         req.metadata = o.metadata;
         CreateFailure failure;

@@ -57,6 +57,11 @@ struct OpenSandboxOptions {
     std::optional<std::string> api_key{};  // unset: env OPEN_SANDBOX_API_KEY, then config
     std::string protocol = "http";
     bool use_server_proxy = false;  // ask for server-proxied execd endpoints
+    // What a spec without image / entrypoint gets ([UPSTREAM] §4.3: the code-interpreter
+    // image). rath-sandbox-server accepts "host" (the host subset) with any entrypoint
+    // that exists there, e.g. {"sleep", "infinity"}.
+    std::string default_image = "opensandbox/code-interpreter:v1.1.0";
+    std::vector<std::string> default_entrypoint{"/opt/code-interpreter/code-interpreter.sh"};
     std::map<std::string, std::string> resource_limits{{"cpu", "1"}, {"memory", "2Gi"}};
     std::map<std::string, std::string> metadata{};  // sent with every create
     // Strict workspace bind: a rejected working_dir bind fails open instead of creating
