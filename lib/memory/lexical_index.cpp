@@ -209,6 +209,7 @@ struct LexicalIndex::Impl {
     }
 
     void clear_mirror() {
+        ++epoch;
         reconciled_key.clear();
         reconciled_slots.clear();
         stale = total_postings = 0;
@@ -323,6 +324,10 @@ struct LexicalIndex::Impl {
         }
         return true;
     }
+
+    // Bumped whenever the mirror or the reconciled scope changes (LexicalIndex's term
+    // cache is only good for one epoch).
+    std::uint64_t epoch = 1;
 
     // Per term id: its count in the document being analyzed (zero between documents).
     std::vector<std::uint32_t> counting;
@@ -557,6 +562,7 @@ void LexicalIndex::add_written(const std::vector<WrittenDoc>& written) {
         txn.commit();
         // The walk the index last reconciled no longer describes the files.
         x.reconciled_key.clear();
+        ++x.epoch;
         x.compact_if_needed();
     } catch (const SqliteError& e) {
         if (x.db) sqlite3_exec(x.db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -659,6 +665,7 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
             }
             txn.commit();
             x.compact_if_needed();
+            ++x.epoch;
             x.reconciled_key = walk_key;
             x.reconciled_slots = scope_slots;
             x.pos_of.assign(x.docs.size(), -1);
@@ -684,6 +691,50 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
     return score(walk, scope_slots, q, top_k);
 }
 
+std::shared_ptr<const LexicalIndex::Contributions> LexicalIndex::contributions(const std::string& term, double N,
+                                                                              double avgdl, double k1,
+                                                                              double b) const {
+    const Impl& x = *impl_;
+    {
+        std::lock_guard lk(cache_mu_);
+        if (cache_epoch_ != x.epoch) {
+            cache_.clear();
+            cache_entries_ = 0;
+            cache_epoch_ = x.epoch;
+        }
+        if (auto it = cache_.find(term); it != cache_.end()) return it->second;
+    }
+    auto list = std::make_shared<Contributions>();
+    auto tid = x.term_id.find(term);
+    if (tid != x.term_id.end()) {
+        const std::int32_t* pos_of = x.pos_of.data();
+        const std::uint32_t* gens = x.gens.data();
+        const auto& posts = x.postings[tid->second];
+        std::size_t df = 0;
+        for (const auto& p : posts)
+            if (gens[p.slot] == p.gen && pos_of[p.slot] >= 0) ++df;
+        double dfd = static_cast<double>(df);
+        double idf = std::log(1.0 + (N - dfd + 0.5) / (dfd + 0.5));
+        list->reserve(df);
+        for (const auto& p : posts) {
+            if (gens[p.slot] != p.gen || pos_of[p.slot] < 0) continue;
+            double dl = x.docs[p.slot].len;
+            list->emplace_back(static_cast<std::uint32_t>(pos_of[p.slot]), bm25_term(idf, p.tf, dl, avgdl, k1, b));
+        }
+    }
+    // Kept while the reconciled walk stays the same, up to a bound on the entries.
+    std::lock_guard lk(cache_mu_);
+    if (cache_epoch_ == x.epoch) {
+        if (cache_entries_ + list->size() + 1 > max_cached_contributions) {
+            cache_.clear();
+            cache_entries_ = 0;
+        }
+        cache_entries_ += list->size() + 1;
+        cache_.emplace(term, list);
+    }
+    return list;
+}
+
 std::vector<LexicalHit> LexicalIndex::score(const std::vector<WalkDoc>& walk,
                                             const std::vector<std::int64_t>& scope_slots,
                                             const std::vector<std::string>& q, int top_k) const {
@@ -693,40 +744,31 @@ std::vector<LexicalHit> LexicalIndex::score(const std::vector<WalkDoc>& walk,
     const double N = static_cast<double>(x.n_scoped);
     const double avgdl = x.total_len / N;
     const double k1 = params_.k1, b = params_.b;
-    const std::int32_t* pos_of = x.pos_of.data();
-    const std::uint32_t* gens = x.gens.data();
 
-    std::vector<double> score(walk.size(), 0.0);
-    std::unordered_map<std::string_view, std::vector<std::pair<std::uint32_t, double>>> contrib;
-    for (const auto& t : q) {
-        auto c = contrib.find(t);
-        if (c == contrib.end()) {
-            std::vector<std::pair<std::uint32_t, double>> list;
-            auto tid = x.term_id.find(t);
-            if (tid != x.term_id.end()) {
-                const auto& posts = x.postings[tid->second];
-                std::size_t df = 0;
-                for (const auto& p : posts)
-                    if (gens[p.slot] == p.gen && pos_of[p.slot] >= 0) ++df;
-                double dfd = static_cast<double>(df);
-                double idf = std::log(1.0 + (N - dfd + 0.5) / (dfd + 0.5));
-                list.reserve(df);
-                for (const auto& p : posts) {
-                    if (gens[p.slot] != p.gen || pos_of[p.slot] < 0) continue;
-                    double dl = x.docs[p.slot].len;
-                    list.emplace_back(static_cast<std::uint32_t>(pos_of[p.slot]),
-                                      bm25_term(idf, p.tf, dl, avgdl, k1, b));
-                }
-            }
-            c = contrib.emplace(t, std::move(list)).first;
+    // Per walk position, the summed score (this thread's buffer, zero between finds)
+    // and the positions that got one.
+    thread_local std::vector<double> score;
+    thread_local std::vector<std::uint32_t> touched;
+    if (score.size() < walk.size()) score.resize(walk.size(), 0.0);
+    touched.clear();
+    struct Reset {
+        ~Reset() {
+            for (auto pos : touched) score[pos] = 0.0;
         }
+    } reset;
+    for (const auto& t : q) {
+        std::shared_ptr<const Contributions> c = contributions(t, N, avgdl, k1, b);
         // Query order per document, duplicates counted, as the spec sums.
-        for (const auto& [pos, v] : c->second) score[pos] += v;
+        for (const auto& [pos, v] : *c) {
+            if (score[pos] == 0.0) touched.push_back(pos);
+            score[pos] += v;
+        }
     }
 
     std::vector<std::uint32_t> matched;
-    for (std::size_t i = 0; i < walk.size(); ++i)
-        if (scope_slots[i] >= 0 && score[i] > 0.0) matched.push_back(static_cast<std::uint32_t>(i));
+    matched.reserve(touched.size());
+    for (auto pos : touched)
+        if (score[pos] > 0.0) matched.push_back(pos);
     auto better = [&](std::uint32_t a, std::uint32_t c) { return score[a] > score[c] || (score[a] == score[c] && a < c); };
     auto k = static_cast<std::size_t>(top_k);
     if (matched.size() > k) {

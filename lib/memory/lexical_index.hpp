@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +108,16 @@ private:
     // returns its slot.
     std::uint32_t index_doc(Txn& txn, const std::string& rel, std::int64_t size, std::int64_t mtime_ns,
                             const std::string* body);
+    // A query term's (walk position, BM25 contribution) list for the reconciled walk,
+    // cached until the walk changes: a fan-out's recalls repeat the same terms.
+    using Contributions = std::vector<std::pair<std::uint32_t, double>>;
+    [[nodiscard]] std::shared_ptr<const Contributions> contributions(const std::string& term, double N, double avgdl,
+                                                                     double k1, double b) const;
+    static constexpr std::size_t max_cached_contributions = std::size_t{1} << 20;
+    mutable std::mutex cache_mu_;
+    mutable std::uint64_t cache_epoch_ = 0;
+    mutable std::unordered_map<std::string, std::shared_ptr<const Contributions>> cache_;
+    mutable std::size_t cache_entries_ = 0;
     [[nodiscard]] std::vector<LexicalHit> score(const std::vector<WalkDoc>& walk,
                                                 const std::vector<std::int64_t>& scope_slots,
                                                 const std::vector<std::string>& query, int top_k) const;

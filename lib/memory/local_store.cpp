@@ -540,20 +540,39 @@ std::variant<std::unique_ptr<FindScope>, ExecutionFailure> find_scope(LocalStore
     return sc;
 }
 
+// The §2.9 snippet of a hit. Snippets are remembered by path, size and modification
+// time (the stamps the index trusts too), so repeated recalls of the same notes read
+// no file.
+std::optional<std::string> hit_snippet(LocalStoreState& st, const WalkDoc& d) {
+    {
+        std::lock_guard lk(st.snippet_mu);
+        if (auto it = st.snippets.find(d.rel); it != st.snippets.end() && it->second.size == d.size &&
+                                               it->second.mtime_ns == d.mtime_ns)
+            return it->second.snippet;
+    }
+    std::optional<std::string> snip;
+    try {
+        std::string body = read_all(st.root / d.rel);
+        if (is_valid_utf8(body)) snip = snippet_of(body);
+        // Stamped as the walk saw it: a file changed since then is read again next time.
+        if (static_cast<std::int64_t>(body.size()) == d.size) {
+            std::lock_guard lk(st.snippet_mu);
+            if (st.snippets.size() >= LocalStoreState::max_snippets) st.snippets.clear();
+            st.snippets.insert_or_assign(d.rel, LocalStoreState::CachedSnippet{d.size, d.mtime_ns, snip});
+        }
+    } catch (const std::system_error&) {
+        // Deleted since the walk: the hit stays, without a snippet.
+    }
+    return snip;
+}
+
 FindResult hits_to_result(LocalStoreState& st, const std::vector<WalkDoc>& docs, const std::vector<LexicalHit>& hits,
                           const FindScope& sc) {
     FindResult out;
     out.hits.reserve(hits.size());
     for (const auto& h : hits) {
         const WalkDoc& d = docs[h.pos];
-        std::optional<std::string> snip;
-        try {
-            std::string body = read_all(st.root / d.rel);
-            if (is_valid_utf8(body)) snip = snippet_of(body);
-        } catch (const std::system_error&) {
-            // Deleted since the walk: the hit stays, without a snippet.
-        }
-        out.hits.push_back({sc.uri_of(d), h.score, std::move(snip), std::nullopt});
+        out.hits.push_back({sc.uri_of(d), h.score, hit_snippet(st, d), std::nullopt});
     }
     return out;
 }

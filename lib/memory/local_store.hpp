@@ -22,6 +22,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <variant>
 
 namespace rath::memory::detail {
@@ -63,6 +64,17 @@ struct LocalStoreState {
     std::mutex watch_mu;
     bool stashed_rewalk = false;
     std::vector<std::string> stashed_touched;
+
+    // Snippets of recent hits by relative path, with the size and mtime they were made
+    // from (a different stamp means the file is read again); cleared when full.
+    struct CachedSnippet {
+        std::int64_t size = 0;
+        std::int64_t mtime_ns = 0;
+        std::optional<std::string> snippet;
+    };
+    static constexpr std::size_t max_snippets = 4096;
+    std::mutex snippet_mu;
+    std::unordered_map<std::string, CachedSnippet> snippets;
 };
 
 // Writes queued back to back, run under one file lock with one index transaction
