@@ -490,7 +490,7 @@ struct LexicalIndex::Txn {
 };
 
 std::uint32_t LexicalIndex::index_doc(Txn& txn, const std::string& rel, std::int64_t size, std::int64_t mtime_ns,
-                                      const std::string* body) {
+                                      std::optional<std::string_view> body) {
     Impl& x = *impl_;
     auto it = x.slot_of.find(rel);
     std::uint32_t slot;
@@ -549,15 +549,13 @@ void LexicalIndex::add_written(const std::vector<WrittenDoc>& written) {
     try {
         x.ensure(rebuilds_);
         Txn txn(x);
-        std::string body;
         for (const auto& w : written) {
             auto it = x.slot_of.find(w.rel);
             if (it != x.slot_of.end()) {
                 const Impl::Doc& d = x.docs[it->second];
                 if (d.live && d.size == w.size && d.mtime_ns == w.mtime_ns) continue;
             }
-            body.assign(w.body);
-            (void)index_doc(txn, w.rel, w.size, w.mtime_ns, &body);
+            (void)index_doc(txn, w.rel, w.size, w.mtime_ns, w.body);
         }
         txn.commit();
         // The walk the index last reconciled no longer describes the files.
@@ -638,7 +636,8 @@ std::vector<LexicalHit> LexicalIndex::find(const std::vector<WalkDoc>& walk, boo
                     if (!body) continue;  // vanished since the walk: not in scope
                     ++reindexed_;
                 }
-                std::uint32_t slot = index_doc(txn, w.rel, w.size, w.mtime_ns, body ? &*body : nullptr);
+                std::uint32_t slot = index_doc(txn, w.rel, w.size, w.mtime_ns,
+                                               body ? std::optional<std::string_view>(*body) : std::nullopt);
                 if (slot < seen.size()) seen[slot] = true;
                 if (x.docs[slot].utf8) scope_slots[i] = slot;
             }

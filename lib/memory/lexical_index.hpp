@@ -104,10 +104,10 @@ public:
 private:
     struct Impl;
     struct Txn;
-    // Indexes one document (a null body: too large to read, left out of scopes) and
+    // Indexes one document (no body: too large to read, left out of scopes) and
     // returns its slot.
     std::uint32_t index_doc(Txn& txn, const std::string& rel, std::int64_t size, std::int64_t mtime_ns,
-                            const std::string* body);
+                            std::optional<std::string_view> body);
     // A query term's (walk position, BM25 contribution) list for the reconciled walk,
     // cached until the walk changes: a fan-out's recalls repeat the same terms.
     using Contributions = std::vector<std::pair<std::uint32_t, double>>;

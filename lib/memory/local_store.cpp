@@ -363,6 +363,10 @@ MemoryResult do_read(LocalStoreState& st, const OpRead& op) {
         fs::path real = fs::weakly_canonical(cand, ec);
         if (ec || !inside(st.root, real))
             return failure(FailureKind::invalid_uri, "path escapes store root: " + pyrepr(op.uri));
+        if (static_cast<std::int64_t>(sb.st_size) > st.params.max_document_bytes)
+            return failure(FailureKind::unsupported, "memory at " + op.uri + " has " + std::to_string(sb.st_size) +
+                                                         " bytes, over the store's max_document_bytes (" +
+                                                         std::to_string(st.params.max_document_bytes) + ")");
         std::string body = read_all(real);
         if (!op.encoding) {
             std::vector<std::byte> bytes(body.size());
@@ -930,6 +934,7 @@ EmbedScope embedding_scope(LocalStoreState& st, const std::optional<std::string>
     const FindScope& sc = *std::get<std::unique_ptr<FindScope>>(scoped);
     out.docs.reserve(sc.docs->size());
     for (const auto& d : *sc.docs) {
+        if (d.size > st.params.max_document_bytes) continue;  // as lexical find leaves it out
         std::string body;
         try {
             body = read_all(st.root / d.rel);
