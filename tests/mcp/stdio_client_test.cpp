@@ -202,6 +202,41 @@ TEST_CASE("a call past its deadline fails with McpTimeoutError, the server is to
     run(rt, body);
 }
 
+TEST_CASE("progress notifications restart a call's timeout, up to its maximum") {
+    rath::async::Runtime rt({.threads = 2});
+    Client client(test_server());
+    std::string extended_text, capped_error, plain_error;
+    auto body = [&]() -> asio::awaitable<void> {
+        (void)co_await client.async_connect();
+        // Five steps of 150 ms against a 400 ms timeout: alive thanks to the progress.
+        CallOptions call;
+        call.timeout = 400ms;
+        call.on_progress = [](const ProgressEvent&) {};
+        auto r = co_await client.async_call_tool("progress", J(R"({"steps":5,"delay_ms":150})"), call);
+        extended_text = text_of(r);
+        // The same with a 500 ms maximum: the call ends at its hard deadline.
+        call.max_timeout = 500ms;
+        try {
+            (void)co_await client.async_call_tool("progress", J(R"({"steps":5,"delay_ms":150})"), call);
+        } catch (const McpTimeoutError& e) {
+            capped_error = e.what();
+        }
+        // And without progress extension.
+        call.progress_extends_timeout = false;
+        call.max_timeout.reset();
+        try {
+            (void)co_await client.async_call_tool("progress", J(R"({"steps":5,"delay_ms":150})"), call);
+        } catch (const McpTimeoutError& e) {
+            plain_error = e.what();
+        }
+        co_await client.async_close();
+    };
+    run(rt, body);
+    CHECK(extended_text == "done 5");
+    CHECK(capped_error.find("got no answer within 400 ms") != std::string::npos);
+    CHECK(plain_error.find("got no answer within 400 ms") != std::string::npos);
+}
+
 TEST_CASE("sampling, elicitation and roots are answered for the server only when configured") {
     rath::async::Runtime rt({.threads = 2});
     ClientOptions opts;

@@ -95,6 +95,10 @@ struct CallOptions {
     std::optional<std::chrono::milliseconds> timeout{};  // default: ClientOptions::request_timeout
     // Progress of this request. When set, the request carries a progressToken.
     std::function<void(const ProgressEvent&)> on_progress{};
+    // With on_progress: each progress notification restarts the timeout, up to
+    // max_timeout after the request was sent (default: ten times the timeout).
+    bool progress_extends_timeout = true;
+    std::optional<std::chrono::milliseconds> max_timeout{};
 };
 
 class Client {

@@ -139,7 +139,9 @@ void call_tool(Id id, json::object params) {
         reply(text_result("slept"));
     } else if (name == "progress") {
         const auto steps = integer("steps", 3);
+        const auto delay = std::chrono::milliseconds(integer("delay_ms", 0));
         for (std::int64_t i = 1; i <= steps; ++i) {
+            if (delay.count() > 0) std::this_thread::sleep_for(delay);
             if (!token.is_null())
                 send(Notification{"notifications/progress",
                                   json::object{{"progressToken", token}, {"progress", i}, {"total", steps}, {"message", "step " + std::to_string(i)}}});
