@@ -229,3 +229,16 @@ TEST_CASE("mcp_tools_from_config starts the named server and its tools work") {
     auto r = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"from config"})"));
     CHECK(json::parse(r.content) == json::parse(R"({"text":"from config"})"));
 }
+
+TEST_CASE("a tool's large text output is cut at max_output_chars with a marker") {
+    auto opts = test_server();
+    opts.max_output_chars = 1000;
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    rath::Session s;
+    auto r = rath::tool::dispatch_flow_tool(s, find(tools, "big"), J(R"({"bytes":5000000})"));
+    CHECK_FALSE(r.failed);
+    auto text = std::string(json::parse(r.content).at("text").as_string());
+    CHECK(text == std::string(1000, 'b') + "...(truncated)");
+    rath::async::block_on(server->async_close());
+}
