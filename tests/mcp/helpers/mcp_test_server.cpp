@@ -29,6 +29,7 @@ std::mutex out_mutex;
 std::string mode = "normal";
 std::string refuse_version;    // answer initialize for this revision with an error
 std::string answer_version;    // answer initialize with this revision whatever was asked
+bool inline_calls = false;     // answer tools/call in the read loop instead of a thread
 
 std::mutex state_mutex;
 std::condition_variable state_cv;
@@ -215,6 +216,7 @@ int main(int argc, char** argv) {
         if (k == "--mode") mode = argv[i + 1];
         if (k == "--refuse-version") refuse_version = argv[i + 1];
         if (k == "--answer-version") answer_version = argv[i + 1];
+        if (k == "--inline") inline_calls = std::string(argv[i + 1]) == "1";
     }
     std::vector<std::thread> workers;
     std::string line;
@@ -258,6 +260,9 @@ int main(int argc, char** argv) {
                     json::object res{{"tools", page}};
                     if (from + 5 < all.size()) res["nextCursor"] = std::to_string(from + 5);
                     send(Result{r->id, res});
+                } else if (r->method == "tools/call" && inline_calls) {
+                    // --inline: answered in the read loop (for the throughput bench).
+                    call_tool(r->id, r->params ? r->params->as_object() : json::object{});
                 } else if (r->method == "tools/call") {
                     workers.emplace_back(call_tool, r->id, r->params ? r->params->as_object() : json::object{});
                 } else {
