@@ -22,6 +22,7 @@
 #include <rath/mcp/error.hpp>
 #include <rath/mcp/transport.hpp>
 #include <rath/mcp/types.hpp>
+#include <rath/version.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -80,7 +81,7 @@ using SamplingHandler = std::function<boost::asio::awaitable<boost::json::object
 using ElicitationHandler = std::function<boost::asio::awaitable<ElicitationResult>(ElicitationRequest)>;
 
 struct ClientOptions {
-    Implementation client_info{"rath", "0.1.0", std::nullopt};
+    Implementation client_info{"rath", std::string(rath::version()), std::nullopt};
     // Offered in order at initialize: the next one after a refusal (basic/lifecycle.mdx).
     std::vector<std::string> protocol_versions = requested_protocol_versions();
     std::chrono::milliseconds request_timeout{60'000};   // every request unless the call sets one
