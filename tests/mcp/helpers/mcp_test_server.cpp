@@ -37,6 +37,7 @@ std::set<std::int64_t> cancelled;                 // request ids the client canc
 std::map<std::int64_t, json::value> answers;      // answers to our own requests
 std::int64_t next_own_id = 1000000;
 bool extra_tool = false;
+std::atomic<int> active_slow{0}, peak_slow{0};  // slow calls running at once, and the most seen
 
 void write_line(const std::string& text) {
     std::lock_guard lock(out_mutex);
@@ -91,6 +92,7 @@ json::array tool_list() {
         obj("cancelled_ids", {}, {}),
         obj("stderr", {{"lines", {{"type", "integer"}}}}, {}),
         obj("pid", {}, {}),
+        obj("peak_slow", {}, {}),
     };
     if (extra_tool) tools.push_back(obj("extra", {}, {}));
     if (mode == "bad-schema") {
@@ -129,13 +131,26 @@ void call_tool(Id id, json::object params) {
         r["structuredContent"] = json::object{{"sum", sum}};
         reply(r);
     } else if (name == "slow") {
-        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(integer("ms", 1000));
-        while (std::chrono::steady_clock::now() < until) {
-            {
-                std::lock_guard lock(state_mutex);
-                if (cancelled.count(std::get<std::int64_t>(id))) return;  // cancelled: no answer
+        {
+            // Counted as running until just before the answer leaves, so that a client
+            // that waits for the answer never sees two at once.
+            struct Active {
+                Active() {
+                    const int now = ++active_slow;
+                    int seen = peak_slow.load();
+                    while (seen < now && !peak_slow.compare_exchange_weak(seen, now)) {
+                    }
+                }
+                ~Active() { --active_slow; }
+            } active;
+            auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(integer("ms", 1000));
+            while (std::chrono::steady_clock::now() < until) {
+                {
+                    std::lock_guard lock(state_mutex);
+                    if (cancelled.count(std::get<std::int64_t>(id))) return;  // cancelled: no answer
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         reply(text_result("slept"));
     } else if (name == "progress") {
@@ -190,6 +205,8 @@ void call_tool(Id id, json::object params) {
         }
         send(Notification{"notifications/tools/list_changed", std::nullopt});
         reply(text_result("changed"));
+    } else if (name == "peak_slow") {
+        reply(text_result(std::to_string(peak_slow.load())));
     } else if (name == "cancelled_ids") {
         json::array ids;
         {
