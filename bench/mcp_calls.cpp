@@ -8,6 +8,8 @@
 // e.g. against server-everything (pinned in tests/integration/npm):
 //   build/bin/mcp_calls --tool echo --args '{"message":"hi"}' --label server-everything
 //       -- node tests/integration/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+// or against the tests' C++ stdio server answering in its read loop (the client's limit):
+//   build/bin/mcp_calls --calls 20000 --inflight 64 -- build/bin/mcp_test_server --inline 1
 // and over Streamable HTTP (the server listens on $PORT):
 //   PORT=3001 node .../server-everything/dist/index.js streamableHttp &
 //   build/bin/mcp_calls --tool echo --args '{"message":"hi"}' --url http://127.0.0.1:3001/mcp

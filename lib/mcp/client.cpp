@@ -47,6 +47,11 @@ struct Waiter {
     std::string method;
     std::string tool;
     std::function<void(const ProgressEvent&)> on_progress;
+    // Progress moves the deadline (basic/utilities/progress.mdx allows it), never past
+    // the hard deadline.
+    std::optional<std::chrono::milliseconds> progress_extends;
+    std::chrono::steady_clock::time_point hard_deadline;
+    bool extended = false;
 };
 
 struct Incoming {
@@ -239,6 +244,15 @@ struct Client::State : std::enable_shared_from_this<State> {
             if (!w) return;  // a token of a request we no longer wait for (progress.mdx: ignore)
             ev.method = w->method;
             ev.tool = w->tool;
+            if (w->progress_extends) {
+                auto next = std::min(std::chrono::steady_clock::now() + *w->progress_extends, w->hard_deadline);
+                if (next > w->timer.expiry()) {
+                    // Moving the expiry wakes the waiting request, which sees `extended`
+                    // and waits again.
+                    w->extended = true;
+                    w->timer.expires_at(next);
+                }
+            }
             if (w->on_progress) {
                 try {
                     w->on_progress(ev);
@@ -373,7 +387,16 @@ struct Client::State : std::enable_shared_from_this<State> {
         enqueue(std::move(out.text));
         const auto timeout = opts.timeout.value_or(options.request_timeout);
         w->timer.expires_after(timeout);
-        (void)co_await w->timer.async_wait(tuple_token);
+        if (opts.progress_extends_timeout && w->on_progress) {
+            w->progress_extends = timeout;
+            w->hard_deadline = std::chrono::steady_clock::now() + opts.max_timeout.value_or(timeout * 10);
+        }
+        for (;;) {
+            (void)co_await w->timer.async_wait(tuple_token);
+            if (w->outcome || !w->extended) break;
+            if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) break;
+            w->extended = false;
+        }
         if (!w->outcome) {
             // Timed out or the caller was cancelled: stop waiting and tell the server
             // (basic/utilities/cancellation.mdx; initialize itself must not be cancelled).

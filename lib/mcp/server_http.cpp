@@ -135,7 +135,7 @@ std::string sse_event(std::uint64_t id, std::string_view data) {
 
 struct StreamableHttpServer::Impl : std::enable_shared_from_this<Impl> {
     std::shared_ptr<Server> server;
-    StreamableHttpOptions options;
+    StreamableHttpServerOptions options;
     std::unique_ptr<net::HttpServer> http;
     mutable std::mutex mu;
     std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions;
@@ -471,7 +471,7 @@ asio::awaitable<void> StreamableHttpServer::Impl::remove(net::ServerRequest& req
     co_await ex.respond(200, {}, "");
 }
 
-StreamableHttpServer::StreamableHttpServer(std::shared_ptr<Server> server, StreamableHttpOptions options)
+StreamableHttpServer::StreamableHttpServer(std::shared_ptr<Server> server, StreamableHttpServerOptions options)
     : impl_(std::make_shared<Impl>()) {
     impl_->server = std::move(server);
     impl_->options = std::move(options);

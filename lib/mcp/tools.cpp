@@ -290,7 +290,11 @@ public:
         if (info_.schema_error)
             throw McpProtocolError("MCP tool '" + info_.name + "' of server '" + o.name +
                                    "' cannot be called: its " + *info_.schema_error);
-        auto op = server_->async_call_tool(info_.name, std::move(arguments), CallOptions{});
+        // A progress callback makes each notification restart the call's timeout (up to
+        // ten times call_timeout): a long call that reports progress is alive.
+        CallOptions call;
+        call.on_progress = [](const ProgressEvent&) {};
+        auto op = server_->async_call_tool(info_.name, std::move(arguments), std::move(call));
         CallToolResult r = co_await std::move(op);
         co_return tool_result_row(r, o.name, info_.name, o.max_output_chars);
     }

@@ -140,8 +140,8 @@ struct Fixture {
     std::atomic<bool> slow_cancelled{false};
     std::string sid;
 
-    Fixture() : Fixture(StreamableHttpOptions()) {}
-    explicit Fixture(StreamableHttpOptions options) {
+    Fixture() : Fixture(StreamableHttpServerOptions()) {}
+    explicit Fixture(StreamableHttpServerOptions options) {
         ToolDefinition steps{.name = "steps", .handler = {}};
         steps.handler = [](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
             ctx.progress(1, 2);
@@ -213,7 +213,7 @@ TEST_CASE("initialize opens a session with an id; requests without it, with an u
 }
 
 TEST_CASE("a foreign Origin or Host is refused with 403, loopback ones and allowed origins pass") {
-    StreamableHttpOptions options;
+    StreamableHttpServerOptions options;
     options.allowed_origins.push_back("https://app.example.com");
     Fixture f(options);
     CHECK(post(f.port(), init_body(), {{"Origin", "http://evil.example.com"}}).status == 403);

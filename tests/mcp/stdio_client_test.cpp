@@ -93,9 +93,9 @@ TEST_CASE("a stdio server is initialized, its tools listed across pages and call
         CO_CHECK(init.instructions == std::optional<std::string>("test server"));
         CO_CHECK(client.connected());
         auto tools = co_await client.async_list_tools();
-        CO_CHECK(tools.size() == 16);  // four pages of five
+        CO_CHECK(tools.size() == 17);  // four pages of five and one of two
         CO_CHECK(tools.front().name == "echo");
-        CO_CHECK(tools.back().name == "pid");
+        CO_CHECK(tools.back().name == "peak_slow");
         CO_CHECK(tools.front().input_schema.at("required").as_array().size() == 1);
         auto echoed = co_await client.async_call_tool("echo", J(R"({"text":"hello\nworld"})"));
         CO_CHECK_FALSE(echoed.is_error);
@@ -202,6 +202,41 @@ TEST_CASE("a call past its deadline fails with McpTimeoutError, the server is to
     run(rt, body);
 }
 
+TEST_CASE("progress notifications restart a call's timeout, up to its maximum") {
+    rath::async::Runtime rt({.threads = 2});
+    Client client(test_server());
+    std::string extended_text, capped_error, plain_error;
+    auto body = [&]() -> asio::awaitable<void> {
+        (void)co_await client.async_connect();
+        // Five steps of 200 ms against a 600 ms timeout: alive thanks to the progress.
+        CallOptions call;
+        call.timeout = 600ms;
+        call.on_progress = [](const ProgressEvent&) {};
+        auto r = co_await client.async_call_tool("progress", J(R"({"steps":5,"delay_ms":200})"), call);
+        extended_text = text_of(r);
+        // The same with a 700 ms maximum: the call ends at its hard deadline.
+        call.max_timeout = 700ms;
+        try {
+            (void)co_await client.async_call_tool("progress", J(R"({"steps":5,"delay_ms":200})"), call);
+        } catch (const McpTimeoutError& e) {
+            capped_error = e.what();
+        }
+        // And without progress extension.
+        call.progress_extends_timeout = false;
+        call.max_timeout.reset();
+        try {
+            (void)co_await client.async_call_tool("progress", J(R"({"steps":5,"delay_ms":200})"), call);
+        } catch (const McpTimeoutError& e) {
+            plain_error = e.what();
+        }
+        co_await client.async_close();
+    };
+    run(rt, body);
+    CHECK(extended_text == "done 5");
+    CHECK(capped_error.find("got no answer within 600 ms") != std::string::npos);
+    CHECK(plain_error.find("got no answer within 600 ms") != std::string::npos);
+}
+
 TEST_CASE("sampling, elicitation and roots are answered for the server only when configured") {
     rath::async::Runtime rt({.threads = 2});
     ClientOptions opts;
@@ -274,10 +309,10 @@ TEST_CASE("tools/list_changed makes the next listing ask the server again") {
     auto body = [&]() -> asio::awaitable<void> {
         (void)co_await client.async_connect();
         auto first = co_await client.async_list_tools();
-        CO_CHECK(first.size() == 16);
+        CO_CHECK(first.size() == 17);
         (void)co_await client.async_call_tool("change_tools", json::object());
         auto tools = co_await client.async_list_tools();
-        CO_CHECK(tools.size() == 17);
+        CO_CHECK(tools.size() == 18);
         CO_CHECK(tools.back().name == "extra");
         co_await client.async_close();
     };
@@ -358,11 +393,11 @@ TEST_CASE("misbehaving servers fail clearly and leave a healthy server's session
         Client schemas(test_server(args("--mode bad-schema")));
         (void)co_await schemas.async_connect();
         auto tools = co_await schemas.async_list_tools();
-        CO_REQUIRE(tools.size() == 18);
-        CO_CHECK(tools[16].name == "bad_type");
-        CO_CHECK(tools[16].schema_error == std::optional<std::string>(
+        CO_REQUIRE(tools.size() == 19);
+        CO_CHECK(tools[17].name == "bad_type");
+        CO_CHECK(tools[17].schema_error == std::optional<std::string>(
                                             R"(inputSchema.properties.x.type "nonsense" is not a JSON Schema type)"));
-        CO_CHECK(tools[17].schema_error.has_value());
+        CO_CHECK(tools[18].schema_error.has_value());
         CO_CHECK_FALSE(tools[0].schema_error.has_value());
         co_await schemas.async_close();
         co_await healthy.async_close();

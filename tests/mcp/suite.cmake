@@ -19,6 +19,13 @@ if(TARGET test_mcp)
   add_test(NAME mcp_fixtures COMMAND test_mcp --test-suite=mcp_fixtures --no-intro=true)
   set_tests_properties(mcp_fixtures PROPERTIES TIMEOUT 120 LABELS "mcp"
     ENVIRONMENT "RATH_SOURCE_DIR=${PROJECT_SOURCE_DIR};RATH_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  # The same suite pointed (RATH_FIXTURES_DIR) at another, smaller sample set.
+  add_test(NAME mcp_fixtures_other_set
+    COMMAND ${CMAKE_COMMAND} -DTEST_MCP=$<TARGET_FILE:test_mcp>
+            -DSOURCE_FIXTURES=${PROJECT_SOURCE_DIR}/../shared/fixtures
+            -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/mcp/run_fixture_subset.cmake)
+  set_tests_properties(mcp_fixtures_other_set PROPERTIES TIMEOUT 120 LABELS "mcp")
 endif()
 # The client program the official conformance suite drives (tests/mcp/conformance_client.sh).
 rath_add_test_helper(rath_mcp_conformance_client mcp mcp_conformance_client.cpp)

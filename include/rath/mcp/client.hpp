@@ -22,6 +22,7 @@
 #include <rath/mcp/error.hpp>
 #include <rath/mcp/transport.hpp>
 #include <rath/mcp/types.hpp>
+#include <rath/version.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -80,7 +81,7 @@ using SamplingHandler = std::function<boost::asio::awaitable<boost::json::object
 using ElicitationHandler = std::function<boost::asio::awaitable<ElicitationResult>(ElicitationRequest)>;
 
 struct ClientOptions {
-    Implementation client_info{"rath", "0.1.0", std::nullopt};
+    Implementation client_info{"rath", std::string(rath::version()), std::nullopt};
     // Offered in order at initialize: the next one after a refusal (basic/lifecycle.mdx).
     std::vector<std::string> protocol_versions = requested_protocol_versions();
     std::chrono::milliseconds request_timeout{60'000};   // every request unless the call sets one
@@ -95,6 +96,10 @@ struct CallOptions {
     std::optional<std::chrono::milliseconds> timeout{};  // default: ClientOptions::request_timeout
     // Progress of this request. When set, the request carries a progressToken.
     std::function<void(const ProgressEvent&)> on_progress{};
+    // With on_progress: each progress notification restarts the timeout, up to
+    // max_timeout after the request was sent (default: ten times the timeout).
+    bool progress_extends_timeout = true;
+    std::optional<std::chrono::milliseconds> max_timeout{};
 };
 
 class Client {

@@ -49,7 +49,9 @@ struct McpServerOptions {
     // for every (re)connection.
     std::function<std::unique_ptr<Transport>()> transport{};
     ClientOptions client{};                 // events, sampling, elicitation, roots, deadlines
-    std::chrono::milliseconds call_timeout{60'000};  // each tools/call
+    // Each tools/call; every progress notification of the call restarts it, up to ten
+    // times this value in all.
+    std::chrono::milliseconds call_timeout{60'000};
     // Calls of this server's tools within one session: true runs them at once (resource
     // key ("mcp", server, tool, arguments): only identical calls wait for each other);
     // false runs them one at a time, in call order, across all the server's tools.

@@ -29,6 +29,7 @@ std::mutex out_mutex;
 std::string mode = "normal";
 std::string refuse_version;    // answer initialize for this revision with an error
 std::string answer_version;    // answer initialize with this revision whatever was asked
+bool inline_calls = false;     // answer tools/call in the read loop instead of a thread
 
 std::mutex state_mutex;
 std::condition_variable state_cv;
@@ -36,6 +37,7 @@ std::set<std::int64_t> cancelled;                 // request ids the client canc
 std::map<std::int64_t, json::value> answers;      // answers to our own requests
 std::int64_t next_own_id = 1000000;
 bool extra_tool = false;
+std::atomic<int> active_slow{0}, peak_slow{0};  // slow calls running at once, and the most seen
 
 void write_line(const std::string& text) {
     std::lock_guard lock(out_mutex);
@@ -90,6 +92,7 @@ json::array tool_list() {
         obj("cancelled_ids", {}, {}),
         obj("stderr", {{"lines", {{"type", "integer"}}}}, {}),
         obj("pid", {}, {}),
+        obj("peak_slow", {}, {}),
     };
     if (extra_tool) tools.push_back(obj("extra", {}, {}));
     if (mode == "bad-schema") {
@@ -128,18 +131,33 @@ void call_tool(Id id, json::object params) {
         r["structuredContent"] = json::object{{"sum", sum}};
         reply(r);
     } else if (name == "slow") {
-        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(integer("ms", 1000));
-        while (std::chrono::steady_clock::now() < until) {
-            {
-                std::lock_guard lock(state_mutex);
-                if (cancelled.count(std::get<std::int64_t>(id))) return;  // cancelled: no answer
+        {
+            // Counted as running until just before the answer leaves, so that a client
+            // that waits for the answer never sees two at once.
+            struct Active {
+                Active() {
+                    const int now = ++active_slow;
+                    int seen = peak_slow.load();
+                    while (seen < now && !peak_slow.compare_exchange_weak(seen, now)) {
+                    }
+                }
+                ~Active() { --active_slow; }
+            } active;
+            auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(integer("ms", 1000));
+            while (std::chrono::steady_clock::now() < until) {
+                {
+                    std::lock_guard lock(state_mutex);
+                    if (cancelled.count(std::get<std::int64_t>(id))) return;  // cancelled: no answer
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         reply(text_result("slept"));
     } else if (name == "progress") {
         const auto steps = integer("steps", 3);
+        const auto delay = std::chrono::milliseconds(integer("delay_ms", 0));
         for (std::int64_t i = 1; i <= steps; ++i) {
+            if (delay.count() > 0) std::this_thread::sleep_for(delay);
             if (!token.is_null())
                 send(Notification{"notifications/progress",
                                   json::object{{"progressToken", token}, {"progress", i}, {"total", steps}, {"message", "step " + std::to_string(i)}}});
@@ -187,6 +205,8 @@ void call_tool(Id id, json::object params) {
         }
         send(Notification{"notifications/tools/list_changed", std::nullopt});
         reply(text_result("changed"));
+    } else if (name == "peak_slow") {
+        reply(text_result(std::to_string(peak_slow.load())));
     } else if (name == "cancelled_ids") {
         json::array ids;
         {
@@ -213,6 +233,7 @@ int main(int argc, char** argv) {
         if (k == "--mode") mode = argv[i + 1];
         if (k == "--refuse-version") refuse_version = argv[i + 1];
         if (k == "--answer-version") answer_version = argv[i + 1];
+        if (k == "--inline") inline_calls = std::string(argv[i + 1]) == "1";
     }
     std::vector<std::thread> workers;
     std::string line;
@@ -256,6 +277,9 @@ int main(int argc, char** argv) {
                     json::object res{{"tools", page}};
                     if (from + 5 < all.size()) res["nextCursor"] = std::to_string(from + 5);
                     send(Result{r->id, res});
+                } else if (r->method == "tools/call" && inline_calls) {
+                    // --inline: answered in the read loop (for the throughput bench).
+                    call_tool(r->id, r->params ? r->params->as_object() : json::object{});
                 } else if (r->method == "tools/call") {
                     workers.emplace_back(call_tool, r->id, r->params ? r->params->as_object() : json::object{});
                 } else {
