@@ -480,6 +480,15 @@ void ServerSession::handle_request(jsonrpc::Request req) {
                                  req.id, true});
             return;
         }
+        if (impl_->running.size() >= std::max<std::size_t>(impl_->server->impl_->options.max_in_flight, 1)) {
+            lk.unlock();
+            impl_->emit(Outgoing{jsonrpc::serialize(jsonrpc::make_error(
+                                     req.id, -32000,
+                                     "too many requests in flight (max_in_flight = " +
+                                         std::to_string(impl_->server->impl_->options.max_in_flight) + ")")),
+                                 req.id, true});
+            return;
+        }
         auto strand = asio::make_strand(impl_->runtime->executor());
         auto sig = std::make_shared<asio::cancellation_signal>();
         impl_->running.emplace(req.id, Impl::Running{sig, strand, false});

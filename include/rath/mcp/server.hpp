@@ -197,6 +197,9 @@ struct ServerOptions {
     // Items per tools/list, resources/list, resources/templates/list and prompts/list
     // page (nextCursor when there are more).
     std::size_t page_size = 100;
+    // Requests of one session running at once; one more is answered with a JSON-RPC
+    // error (code -32000) at once, so a client cannot queue unbounded work.
+    std::size_t max_in_flight = 1024;
     // How many finished agent/workflow transcripts stay readable as resources (oldest
     // dropped first).
     std::size_t max_transcripts = 256;
