@@ -451,6 +451,11 @@ TEST_CASE("an agent tool answers the final text and its transcript, which stays 
         if (m.message.contains("method") && m.message.at("method") == "notifications/progress") ++progress;
     CHECK(progress == 2);
 
+    // The new transcript changed the resource list: the session was told, outside any request.
+    auto changed = c.wait_for([](const Collected& m) {
+        return m.message.contains("method") && m.message.at("method") == "notifications/resources/list_changed";
+    });
+    CHECK_FALSE(changed.related.has_value());
     s->receive(request_text(3, "resources/list"));
     CHECK(c.response(3).at("result").at("resources").at(0).at("uri").as_string() == uri);
     s->receive(request_text(4, "resources/read", {{"uri", uri}}));

@@ -239,7 +239,8 @@ public:
     // A whole agent or workflow as a tool taking {"message": string}: it runs on a new
     // user session, answers its final text plus the transcript as an embedded resource
     // (rath://sessions/<id>, application/x-ndjson), and keeps the transcript readable
-    // through resources/list and resources/read. Progress (when asked for) reports the
+    // through resources/list and resources/read (every open session is sent
+    // notifications/resources/list_changed). Progress (when asked for) reports the
     // start and the end of the run. notifications/cancelled cancels the run itself (the
     // loop runs in the call's coroutine); a cancelled or failed run keeps no transcript.
     void add_workflow(std::string name, std::string description, std::shared_ptr<flow::Workflow> workflow);
