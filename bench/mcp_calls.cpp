@@ -1,18 +1,25 @@
 // MCP tools/call throughput and latency over one stdio connection with calls in
-// flight, and OpenRath's process-per-call approach as the baseline. One JSON object per
-// line.
+// flight, and OpenRath's process-per-call approach as the baseline; or over one
+// Streamable HTTP session (--url) to a server that is already running. One JSON object
+// per line.
 //   build/bin/mcp_calls [--calls N] [--inflight K] [--per-call N] [--tool NAME]
 //                       [--args JSON] [--label TEXT] -- SERVER COMMAND...
+//   build/bin/mcp_calls [options] --url http://127.0.0.1:PORT/mcp
 // e.g. against server-everything (pinned in tests/integration/npm):
 //   build/bin/mcp_calls --tool echo --args '{"message":"hi"}' --label server-everything
 //       -- node tests/integration/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+// and over Streamable HTTP (the server listens on $PORT):
+//   PORT=3001 node .../server-everything/dist/index.js streamableHttp &
+//   build/bin/mcp_calls --tool echo --args '{"message":"hi"}' --url http://127.0.0.1:3001/mcp
 #include "bench/common/report.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/log.hpp>
 #include <rath/mcp/client.hpp>
+#include <rath/mcp/http_transport.hpp>
 #include <rath/mcp/stdio_transport.hpp>
+#include <rath/net/http_client.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -40,9 +47,15 @@ struct Config {
     json::object args{{"text", "hi"}};
     std::string label;
     std::vector<std::string> command;
+    std::string url;  // Streamable HTTP instead of a stdio command
 };
 
-std::unique_ptr<Transport> transport(const Config& c) {
+std::unique_ptr<Transport> transport(const Config& c, rath::async::Runtime& rt) {
+    if (!c.url.empty()) {
+        StreamableHttpOptions o;
+        o.url = c.url;
+        return std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(rt), std::move(o));
+    }
     StdioServerParams p;
     p.command = c.command;
     return make_stdio_transport(std::move(p));
@@ -73,7 +86,7 @@ asio::awaitable<void> worker(Client& client, const Config& c, std::atomic<long>&
 }
 
 asio::awaitable<void> persistent(const Config& c, rath::async::Runtime& rt) {
-    Client client(transport(c));
+    Client client(transport(c, rt));
     auto connect = client.async_connect();
     (void)co_await std::move(connect);
     // Warm-up (JIT of a Node server, page faults).
@@ -94,7 +107,7 @@ asio::awaitable<void> persistent(const Config& c, rath::async::Runtime& rt) {
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     const double cpu = rath::bench::cpu_s() - cpu0;
     rath::bench::Line("mcp_calls")
-        .add_str("transport", "stdio")
+        .add_str("transport", c.url.empty() ? "stdio" : "streamable_http")
         .add_str("mode", "persistent")
         .add_str("server", c.label)
         .add_str("tool", c.tool)
@@ -112,14 +125,14 @@ asio::awaitable<void> persistent(const Config& c, rath::async::Runtime& rt) {
 }
 
 // OpenRath's MCP adapter: a new process, handshake, one call, shutdown, every time.
-asio::awaitable<void> per_call(const Config& c) {
+asio::awaitable<void> per_call(const Config& c, rath::async::Runtime& rt) {
     std::vector<double> lat;
     long errors = 0;
     auto t0 = Clock::now();
     for (long i = 0; i < c.per_call; ++i) {
         auto s = Clock::now();
         try {
-            Client client(transport(c));
+            Client client(transport(c, rt));
             auto connect = client.async_connect();
             (void)co_await std::move(connect);
             auto op = client.async_call_tool(c.tool, c.args);
@@ -166,22 +179,25 @@ int main(int argc, char** argv) {
         else if (a == "--tool") c.tool = argv[++i];
         else if (a == "--args") c.args = json::parse(argv[++i]).as_object();
         else if (a == "--label") c.label = argv[++i];
+        else if (a == "--url") c.url = argv[++i];
         else {
             std::fprintf(stderr, "mcp_calls: unknown argument %s\n", argv[i]);
             return 2;
         }
     }
     for (; i < argc; ++i) c.command.emplace_back(argv[i]);
-    if (c.command.empty()) {
-        std::fprintf(stderr, "usage: mcp_calls [options] -- SERVER COMMAND...\n");
+    if (c.command.empty() == c.url.empty()) {
+        std::fprintf(stderr, "usage: mcp_calls [options] -- SERVER COMMAND...  |  mcp_calls [options] --url URL\n");
         return 2;
     }
+    if (!c.url.empty()) c.per_call = 0;  // the process-per-call baseline is a stdio matter
+    if (c.label.empty() && !c.url.empty()) c.label = c.url;
     if (c.label.empty()) c.label = c.command.back() == "stdio" && c.command.size() > 1 ? c.command[c.command.size() - 2] : c.command.front();
     rath::set_log_level(rath::LogLevel::warning);  // server stderr would otherwise flood the output
     rath::async::Runtime rt({.threads = 1});
     try {
         rath::async::block_on(rt, persistent(c, rt));
-        if (c.per_call > 0) rath::async::block_on(rt, per_call(c));
+        if (c.per_call > 0) rath::async::block_on(rt, per_call(c, rt));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mcp_calls: %s\n", e.what());
         return 1;
