@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> agent_names;
     std::optional<std::string> config_path;
     rath::mcp::ServerOptions sopt{.name = "rath-mcp-serve"};
-    rath::mcp::StreamableHttpOptions hopt;
+    rath::mcp::StreamableHttpServerOptions hopt;
     rath::set_log_level(rath::LogLevel::warning);
 
     for (int i = 1; i < argc; ++i) {

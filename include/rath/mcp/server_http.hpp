@@ -34,7 +34,7 @@
 
 namespace rath::mcp {
 
-struct StreamableHttpOptions {
+struct StreamableHttpServerOptions {
     std::string path = "/mcp";
     net::HttpServerOptions http{};  // host 127.0.0.1, ephemeral port by default
     // Origins allowed beside the loopback ones, exactly as the browser sends them
@@ -53,7 +53,7 @@ struct StreamableHttpOptions {
 
 class StreamableHttpServer {
 public:
-    StreamableHttpServer(std::shared_ptr<Server> server, StreamableHttpOptions options = {});
+    StreamableHttpServer(std::shared_ptr<Server> server, StreamableHttpServerOptions options = {});
     ~StreamableHttpServer();
     StreamableHttpServer(const StreamableHttpServer&) = delete;
     StreamableHttpServer& operator=(const StreamableHttpServer&) = delete;

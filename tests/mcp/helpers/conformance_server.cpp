@@ -267,7 +267,7 @@ std::shared_ptr<Server> make_server() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    StreamableHttpOptions opt;
+    StreamableHttpServerOptions opt;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--port" && i + 1 < argc) {
