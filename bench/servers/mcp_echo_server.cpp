@@ -1,6 +1,7 @@
 // The rath MCP server side of bench/mcp_calls: rath::mcp::Server with one trivial tool,
 // `echo` ({"text": string} -> that text), over stdio (default) or Streamable HTTP
-// (--http: prints "listening on URL", serves until SIGINT/SIGTERM).
+// (--http: prints "listening on URL", serves until SIGINT/SIGTERM; --http --json answers
+// each POST with one JSON body instead of an SSE stream).
 //   build/bin/mcp_calls --tool echo --args '{"text":"hi"}' --label rath -- build/bin/mcp_echo_server
 #include <rath/mcp/server.hpp>
 #include <rath/mcp/server_http.hpp>
@@ -46,7 +47,9 @@ int main(int argc, char** argv) {
         rath::mcp::serve_stdio(server);
         return 0;
     }
-    rath::mcp::StreamableHttpServer endpoint(server);
+    rath::mcp::StreamableHttpServerOptions options;
+    options.json_response = argc > 2 && std::string_view(argv[2]) == "--json";
+    rath::mcp::StreamableHttpServer endpoint(server, options);
     endpoint.start();
     std::printf("listening on %s\n", endpoint.url().c_str());
     std::fflush(stdout);

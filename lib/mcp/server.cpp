@@ -158,9 +158,21 @@ std::vector<TranscriptEntry> Server::transcripts() const {
 }
 
 void Server::Impl::add_transcript(TranscriptEntry entry) {
-    std::lock_guard lk(transcripts_mu);
-    transcripts.push_back(std::move(entry));
-    while (transcripts.size() > std::max<std::size_t>(options.max_transcripts, 1)) transcripts.pop_front();
+    {
+        std::lock_guard lk(transcripts_mu);
+        transcripts.push_back(std::move(entry));
+        while (transcripts.size() > std::max<std::size_t>(options.max_transcripts, 1)) transcripts.pop_front();
+    }
+    // server/resources.mdx "List Changed Notification" (capability resources.listChanged).
+    std::vector<std::shared_ptr<ServerSession>> live;
+    {
+        std::lock_guard lk(sessions_mu);
+        std::erase_if(sessions, [](const std::weak_ptr<ServerSession>& w) { return w.expired(); });
+        for (auto& w : sessions)
+            if (auto s = w.lock()) live.push_back(std::move(s));
+    }
+    for (auto& s : live)
+        if (s->initialized() && !s->closed()) s->notify("notifications/resources/list_changed");
 }
 
 std::optional<TranscriptEntry> Server::Impl::find_transcript(std::string_view uri) const {
@@ -171,7 +183,11 @@ std::optional<TranscriptEntry> Server::Impl::find_transcript(std::string_view ur
 }
 
 std::shared_ptr<ServerSession> Server::open_session(Sink sink) {
-    return std::shared_ptr<ServerSession>(new ServerSession(shared_from_this(), std::move(sink)));
+    auto s = std::shared_ptr<ServerSession>(new ServerSession(shared_from_this(), std::move(sink)));
+    std::lock_guard lk(impl_->sessions_mu);
+    std::erase_if(impl_->sessions, [](const std::weak_ptr<ServerSession>& w) { return w.expired(); });
+    impl_->sessions.push_back(s);
+    return s;
 }
 
 // ---------------------------------------------------------------- ServerSession
@@ -480,6 +496,15 @@ void ServerSession::handle_request(jsonrpc::Request req) {
                                  req.id, true});
             return;
         }
+        if (impl_->running.size() >= std::max<std::size_t>(impl_->server->impl_->options.max_in_flight, 1)) {
+            lk.unlock();
+            impl_->emit(Outgoing{jsonrpc::serialize(jsonrpc::make_error(
+                                     req.id, -32000,
+                                     "too many requests in flight (max_in_flight = " +
+                                         std::to_string(impl_->server->impl_->options.max_in_flight) + ")")),
+                                 req.id, true});
+            return;
+        }
         auto strand = asio::make_strand(impl_->runtime->executor());
         auto sig = std::make_shared<asio::cancellation_signal>();
         impl_->running.emplace(req.id, Impl::Running{sig, strand, false});
@@ -507,7 +532,7 @@ void ServerSession::initialize(jsonrpc::Request req) {
         const auto& impl = *impl_->server->impl_;
         server_caps["logging"] = json::object{};
         server_caps["tools"] = json::object{{"listChanged", false}};
-        server_caps["resources"] = json::object{{"subscribe", true}, {"listChanged", false}};
+        server_caps["resources"] = json::object{{"subscribe", true}, {"listChanged", true}};
         if (!impl.prompts.empty()) server_caps["prompts"] = json::object{{"listChanged", false}};
         if (!impl.prompts.empty() || !impl.templates.empty()) server_caps["completions"] = json::object{};
         json::object info{{"name", so.name}, {"version", so.version}};

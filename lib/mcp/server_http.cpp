@@ -327,13 +327,14 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
     std::set<Id> waiting(request_ids.begin(), request_ids.end());
     const bool as_sse = sse_ok && !(options.json_response && json_ok);
     std::vector<std::string> responses;
+    std::vector<net::HttpHeader> sse_headers{header("Content-Type", "text/event-stream"), header("Cache-Control", "no-cache")};
+    if (has_initialize) sse_headers.push_back(header("Mcp-Session-Id", session->id));
+    // The stream starts with the first message: a call answered by then gets its whole
+    // SSE body in one write (no chunked stream), the common case for quick tools.
+    bool started = false;
+    std::string unsent;
     std::exception_ptr failure;
     try {
-        if (as_sse) {
-            std::vector<net::HttpHeader> h{header("Content-Type", "text/event-stream"), header("Cache-Control", "no-cache")};
-            if (has_initialize) h.push_back(header("Mcp-Session-Id", session->id));
-            co_await ex.begin_stream(200, std::move(h));
-        }
         std::deque<Outgoing> batch_out;
         while (!waiting.empty()) {
             batch_out.clear();
@@ -347,8 +348,7 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
                     batch_out.pop_front();  // a cancelled request: no response to send
                 } else if (as_sse) {
                     batch_out.pop_front();
-                    std::string event = sse_event(next_event_id++, text);
-                    co_await ex.write(event);
+                    unsent += sse_event(next_event_id++, text);
                 } else if (final) {
                     batch_out.pop_front();
                     responses.push_back(std::move(text));
@@ -359,6 +359,14 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
                 }
             }
             if (waiting.empty() || ended) break;
+            if (as_sse && !unsent.empty()) {
+                if (!started) {
+                    co_await ex.begin_stream(200, sse_headers);
+                    started = true;
+                }
+                co_await ex.write(unsent);
+                unsent.clear();
+            }
             if (!any) co_await stream->wait();
         }
     } catch (...) {
@@ -370,6 +378,11 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
     }
     if (failure) std::rethrow_exception(failure);
     if (as_sse) {
+        if (!started) {
+            co_await ex.respond(200, std::move(sse_headers), std::move(unsent));
+            co_return;
+        }
+        if (!unsent.empty()) co_await ex.write(unsent);
         co_await ex.finish();
         co_return;
     }

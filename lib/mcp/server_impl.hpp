@@ -24,6 +24,10 @@ struct Server::Impl {
     mutable std::mutex transcripts_mu;
     std::deque<TranscriptEntry> transcripts;
 
+    // The open sessions, told when the resource list changes (a new transcript).
+    std::mutex sessions_mu;
+    std::vector<std::weak_ptr<ServerSession>> sessions;
+
     void add_transcript(TranscriptEntry entry);
     std::optional<TranscriptEntry> find_transcript(std::string_view uri) const;
 };

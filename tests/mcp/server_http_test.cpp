@@ -137,7 +137,7 @@ json::object text_result(std::string text) {
 struct Fixture {
     std::shared_ptr<Server> server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});
     std::unique_ptr<StreamableHttpServer> http;
-    std::atomic<bool> slow_cancelled{false};
+    std::atomic<bool> slow_started{false}, slow_cancelled{false};
     std::string sid;
 
     Fixture() : Fixture(StreamableHttpServerOptions()) {}
@@ -158,6 +158,7 @@ struct Fixture {
         server->add_tool(std::move(announce));
         ToolDefinition slow{.name = "slow", .handler = {}};
         slow.handler = [this](json::object, CallContext&) -> asio::awaitable<json::object> {
+            slow_started = true;
             asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::seconds(30));
             try {
                 co_await t.async_wait(asio::use_awaitable);
@@ -282,12 +283,15 @@ TEST_CASE("notifications/cancelled over HTTP cancels the running call and its st
     auto h = accept_both;
     for (auto& x : f.session_headers()) h.push_back(x);
     call.send("POST", h, rath::mcp::test::request_text(7, "tools/call", {{"name", "slow"}}));
-    REQUIRE(call.read_until("text/event-stream"));
+    // Nothing is written before the call's first message: wait for it to run instead.
+    for (int i = 0; i < 1000 && !f.slow_started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(f.slow_started);
     auto n = post(f.port(), R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})",
                   f.session_headers());
     CHECK(n.status == 202);
     auto r = call.finish();
     CHECK(r.status == 200);
+    CHECK(r.headers["content-type"] == "text/event-stream");
     CHECK(sse_messages(r.body).empty());
     for (int i = 0; i < 400 && !f.slow_cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     CHECK(f.slow_cancelled);

@@ -267,6 +267,31 @@ TEST_CASE("notifications/cancelled cancels the running handler and no response i
     for (auto& m : c.all()) CHECK_FALSE((m.message.contains("id") && m.message.at("id") == 1));
 }
 
+TEST_CASE("requests beyond max_in_flight are refused at once with -32000; ping before initialize is not counted") {
+    auto server = std::make_shared<Server>(ServerOptions{.max_in_flight = 2, .sandbox_backend = std::nullopt});
+    ToolDefinition ask;
+    ask.name = "hold";
+    ask.handler = [](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
+        json::value params = json::object{};
+        auto pending = ctx.async_request("roots/list", std::move(params));
+        co_await std::move(pending);  // held until the client answers
+        co_return empty_result();
+    };
+    server->add_tool(std::move(ask));
+    Collector c;
+    auto s = server->open_session(c.sink());
+    rath::mcp::test::initialize(*s, c, "2025-11-25", {{"roots", json::object{}}});
+    s->receive(request_text(1, "tools/call", {{"name", "hold"}}));
+    s->receive(request_text(2, "tools/call", {{"name", "hold"}}));
+    for (int i = 0; i < 400 && s->in_flight() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    s->receive(request_text(3, "tools/call", {{"name", "hold"}}));
+    auto refused = c.response(3);
+    CHECK(error_code_of(refused) == -32000);
+    CHECK(std::string(refused.at("error").at("message").as_string()).find("max_in_flight") != std::string::npos);
+    CHECK(s->in_flight() == 2);
+    s->close();
+}
+
 TEST_CASE("a handler's request to the client is answered through receive, and needs the client's capability") {
     auto server = std::make_shared<Server>();
     ToolDefinition ask;
@@ -426,6 +451,11 @@ TEST_CASE("an agent tool answers the final text and its transcript, which stays 
         if (m.message.contains("method") && m.message.at("method") == "notifications/progress") ++progress;
     CHECK(progress == 2);
 
+    // The new transcript changed the resource list: the session was told, outside any request.
+    auto changed = c.wait_for([](const Collected& m) {
+        return m.message.contains("method") && m.message.at("method") == "notifications/resources/list_changed";
+    });
+    CHECK_FALSE(changed.related.has_value());
     s->receive(request_text(3, "resources/list"));
     CHECK(c.response(3).at("result").at("resources").at(0).at("uri").as_string() == uri);
     s->receive(request_text(4, "resources/read", {{"uri", uri}}));

@@ -197,6 +197,9 @@ struct ServerOptions {
     // Items per tools/list, resources/list, resources/templates/list and prompts/list
     // page (nextCursor when there are more).
     std::size_t page_size = 100;
+    // Requests of one session running at once; one more is answered with a JSON-RPC
+    // error (code -32000) at once, so a client cannot queue unbounded work.
+    std::size_t max_in_flight = 1024;
     // How many finished agent/workflow transcripts stay readable as resources (oldest
     // dropped first).
     std::size_t max_transcripts = 256;
@@ -236,7 +239,8 @@ public:
     // A whole agent or workflow as a tool taking {"message": string}: it runs on a new
     // user session, answers its final text plus the transcript as an embedded resource
     // (rath://sessions/<id>, application/x-ndjson), and keeps the transcript readable
-    // through resources/list and resources/read. Progress (when asked for) reports the
+    // through resources/list and resources/read (every open session is sent
+    // notifications/resources/list_changed). Progress (when asked for) reports the
     // start and the end of the run. notifications/cancelled cancels the run itself (the
     // loop runs in the call's coroutine); a cancelled or failed run keeps no transcript.
     void add_workflow(std::string name, std::string description, std::shared_ptr<flow::Workflow> workflow);

@@ -2,8 +2,9 @@
 // The stdio transport of rath::mcp::Server (basic/transports.mdx "stdio"): one session,
 // one JSON-RPC message (or batch) per line, read from `in_fd` and written to `out_fd`
 // (stdin and stdout by default); nothing else is written to out_fd. Both descriptors
-// are driven asynchronously on the runtime's io threads (pipes, sockets and terminals;
-// not regular files), so no io thread ever blocks on them.
+// are driven asynchronously on the runtime's io threads (pipes, sockets, terminals; a
+// regular file, which is always ready, is read as it comes), so no io thread ever
+// waits on a peer.
 //
 // When the input ends (the client closed its end), the requests still running get up
 // to drain_timeout to finish and have their responses written; then the session is
