@@ -1,6 +1,7 @@
 #include <rath/async/block_on.hpp>
 #include <rath/backend/bwrap.hpp>
 
+#include "lib/backend/bwrap_args.hpp"
 #include "lib/backend/process.hpp"
 
 #include <atomic>
@@ -148,6 +149,21 @@ std::string run_id() {
 
 }  // namespace
 
+namespace detail {
+
+std::vector<std::string> bwrap_host_view(HostFilesystem view, const std::string& workspace_mount) {
+    std::vector<std::string> a;
+    if (view == HostFilesystem::read_only) {
+        add_whole_host(a, workspace_mount);
+        mask_secrets(a);
+    } else {
+        add_system_dirs(a);
+    }
+    return a;
+}
+
+}  // namespace detail
+
 BwrapBackend::BwrapBackend(BwrapOptions options, rath::async::Runtime* runtime)
     : HostBackend("bwrap", options.host, runtime), bopts_(std::move(options)) {
     auto h = HostBackend::options();
@@ -255,12 +271,8 @@ void BwrapBackend::wrap_command(CommandPlan& plan) const {
         a.insert(a.end(), {"--unshare-all", "--cap-drop", "ALL"});
     a.insert(a.end(), {"--new-session", "--hostname", "rath-sandbox"});
     if (o.allow_network) a.push_back("--share-net");
-    if (o.host_fs == HostFilesystem::read_only) {
-        add_whole_host(a, o.workspace_mount);
-        mask_secrets(a);
-    } else {
-        add_system_dirs(a);
-    }
+    auto view = detail::bwrap_host_view(o.host_fs, o.workspace_mount);
+    a.insert(a.end(), view.begin(), view.end());
     for (auto& b : o.extra_ro_binds) a.insert(a.end(), {"--ro-bind-try", b, b});
     a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--perms", "1777"});
     if (o.tmp_size_bytes) a.insert(a.end(), {"--size", std::to_string(*o.tmp_size_bytes)});

@@ -26,16 +26,163 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
 namespace fs = std::filesystem;
 
+namespace rath::memory::detail {
+
+// The order of one store directory's ops in this process, first come first served:
+// reads (read, list, tree, find, search) run side by side, every other op alone, and
+// plain writes queued back to back run as one batch (one blocking-pool job, one file
+// lock, one index transaction) in queue order.
+//
+// Thread safety: every member may be called from any thread. A waiter whose wait is
+// cancelled leaves the queue (or hands its turn on if it was already granted); a write
+// that had already joined a batch is still written.
+class StoreQueue {
+public:
+    enum class Access { shared, exclusive };
+    struct Waiter {
+        Access access = Access::exclusive;
+        std::optional<OpWrite> write;  // a plain write: may join a batch
+        MemoryResult result;           // a joined write's result, set before the grant
+        enum class State { queued, granted, joined } state = State::queued;
+        rath::async::Lazy<void> grant;
+    };
+    using WaiterPtr = std::shared_ptr<Waiter>;
+
+    WaiterPtr enqueue(Access access, std::optional<OpWrite> write = std::nullopt) {
+        auto w = std::make_shared<Waiter>();
+        w->access = access;
+        w->write = std::move(write);
+        bool now = false;
+        {
+            std::lock_guard lk(mu_);
+            if (queue_.empty() && admits(access)) {
+                take(*w);
+                now = true;
+            } else {
+                queue_.push_back(w);
+            }
+        }
+        if (now) w->grant.set_value();
+        return w;
+    }
+
+    void release(Access access) {
+        std::vector<WaiterPtr> granted;
+        {
+            std::lock_guard lk(mu_);
+            if (access == Access::shared) --readers_;
+            else writer_ = false;
+            pump(granted);
+        }
+        for (auto& w : granted) w->grant.set_value();
+    }
+
+    // For a granted plain write: the plain writes queued right behind it, which join
+    // its batch (at most `max`).
+    std::vector<WaiterPtr> take_batch(std::size_t max) {
+        std::vector<WaiterPtr> out;
+        std::lock_guard lk(mu_);
+        while (!queue_.empty() && out.size() < max && queue_.front()->write) {
+            queue_.front()->state = Waiter::State::joined;
+            out.push_back(std::move(queue_.front()));
+            queue_.pop_front();
+        }
+        return out;
+    }
+
+    void abandon(const WaiterPtr& w) {
+        std::vector<WaiterPtr> granted;
+        bool release_turn = false;
+        {
+            std::lock_guard lk(mu_);
+            if (w->state == Waiter::State::queued) {
+                std::erase(queue_, w);
+                pump(granted);
+            } else if (w->state == Waiter::State::granted) {
+                release_turn = true;
+            }
+        }
+        for (auto& g : granted) g->grant.set_value();
+        if (release_turn) release(w->access);
+    }
+
+    // Waits for `w`'s turn (or for its batch to be written).
+    static boost::asio::awaitable<void> wait_turn(std::shared_ptr<StoreQueue> q, WaiterPtr w) {
+        if (w->grant.ready()) co_return;
+        try {
+            co_await w->grant.async_get();
+        } catch (...) {
+            q->abandon(w);
+            throw;
+        }
+    }
+
+    // Counters for tests.
+    [[nodiscard]] std::size_t waiting() const {
+        std::lock_guard lk(mu_);
+        return queue_.size();
+    }
+
+private:
+    bool admits(Access a) const noexcept { return !writer_ && (a == Access::shared || readers_ == 0); }
+    void take(Waiter& w) {
+        w.state = Waiter::State::granted;
+        if (w.access == Access::shared) ++readers_;
+        else writer_ = true;
+    }
+    // Grants the head of the queue while it is admissible (consecutive reads together).
+    void pump(std::vector<WaiterPtr>& granted) {
+        while (!queue_.empty() && admits(queue_.front()->access)) {
+            take(*queue_.front());
+            granted.push_back(std::move(queue_.front()));
+            queue_.pop_front();
+        }
+    }
+
+    mutable std::mutex mu_;
+    std::deque<WaiterPtr> queue_;
+    std::size_t readers_ = 0;
+    bool writer_ = false;
+};
+
+}  // namespace rath::memory::detail
+
 namespace rath::memory {
 namespace {
 
 using detail::LocalStoreState;
+using detail::StoreQueue;
+
+// Hands the queue turn on however the op ends.
+struct TurnRelease {
+    StoreQueue* queue;
+    StoreQueue::Access access;
+    ~TurnRelease() { queue->release(access); }
+};
+
+// Runs `op` in its turn on the store's queue.
+template <class T>
+boost::asio::awaitable<T> in_turn(std::shared_ptr<StoreQueue> q, StoreQueue::Access access,
+                                  boost::asio::awaitable<T> op) {
+    auto w = q->enqueue(access);
+    auto wait = StoreQueue::wait_turn(q, w);
+    co_await std::move(wait);
+    TurnRelease release{q.get(), access};
+    co_return co_await std::move(op);
+}
+
+bool is_read_op(const MemoryOp& op) {
+    return std::holds_alternative<OpRead>(op) || std::holds_alternative<OpList>(op) ||
+           std::holds_alternative<OpTree>(op) || std::holds_alternative<OpFind>(op) ||
+           std::holds_alternative<OpSearch>(op);
+}
 
 // One state per canonical directory per process, so that two handles on one store
 // share its index and its lane.
@@ -44,13 +191,21 @@ public:
     std::shared_ptr<LocalStoreState> get(const fs::path& root, const detail::Bm25Params& params, bool watch) {
         std::lock_guard lk(mu_);
         auto key = root.string() + "\n" + std::string(detail::to_string(params.analyzer)) + "\n" +
-                   std::to_string(params.k1) + "\n" + std::to_string(params.b) + (watch ? "\nwatch" : "\nstat");
+                   std::to_string(params.k1) + "\n" + std::to_string(params.b) + "\n" +
+                   std::to_string(params.max_document_bytes) + (watch ? "\nwatch" : "\nstat");
         // Forget stores nobody has open any more.
         std::erase_if(states_, [](const auto& kv) { return kv.second.expired(); });
         auto& weak = states_[key];
         if (auto s = weak.lock()) return s;
         auto s = std::make_shared<LocalStoreState>();
         s->root = root;
+        std::erase_if(queues_, [](const auto& kv) { return kv.second.expired(); });
+        auto& q = queues_[root.string()];
+        s->queue = q.lock();
+        if (!s->queue) {
+            s->queue = std::make_shared<StoreQueue>();
+            q = s->queue;
+        }
         s->params = params;
         s->use_watch = watch;
         weak = s;
@@ -60,6 +215,7 @@ public:
 private:
     std::mutex mu_;
     std::map<std::string, std::weak_ptr<LocalStoreState>> states_;
+    std::map<std::string, std::weak_ptr<StoreQueue>> queues_;  // by directory
 };
 
 StateTable& state_table() {
@@ -92,13 +248,10 @@ MemoryResult run_blocking(const std::shared_ptr<LocalStoreState>& state, const M
                           const MemoryOp& op) {
     try {
         return detail::run_op(*state, spec, op);
-    } catch (const std::system_error& e) {
-        if (e.code() == std::errc::permission_denied || e.code() == std::errc::operation_not_permitted)
-            return ExecutionFailure{FailureKind::unauthorized, std::string("permission denied: ") + e.what(),
-                                    std::nullopt};
-        return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
-    } catch (const MemoryBackendError& e) {
-        return ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+    } catch (const std::system_error&) {
+        return detail::failure_from_current_exception();
+    } catch (const MemoryBackendError&) {
+        return detail::failure_from_current_exception();
     }
 }
 
@@ -194,9 +347,8 @@ public:
             stores_.erase(it);
             embedders_.erase(store.get());
         }
-        std::string key = lane_key(*state);
         auto touch = touch_on_close(runtime().blocking_executor(), state);
-        co_await runtime().strands().async_run(key, std::move(touch));
+        co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(touch));
     }
 
     boost::asio::awaitable<MemoryResult> async_dispatch(MemoryStorePtr store, MemoryOp op) override {
@@ -210,11 +362,14 @@ public:
             if (it == stores_.end()) throw MemoryStoreClosed(store->handle());
             state = it->second;
         }
-        std::string key = lane_key(*state);
         if (auto* res = std::get_if<OpResource>(&op); res && detail::is_http_source(res->source)) {
             rath::net::HttpClient http = client();
             auto fetch = run_http_resource(runtime().blocking_executor(), std::move(http), state, *res);
-            co_return co_await runtime().strands().async_run(key, std::move(fetch));
+            co_return co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(fetch));
+        }
+        if (auto* write = std::get_if<OpWrite>(&op)) {
+            auto batched = write_batched(runtime().blocking_executor(), state, std::move(*write));
+            co_return co_await std::move(batched);
         }
         if (std::holds_alternative<OpFind>(op) || std::holds_alternative<OpSearch>(op)) {
             auto resolve = embedder(store);
@@ -239,12 +394,45 @@ public:
             auto task = commit_and_extract(store, state, std::move(c));
             co_return co_await std::move(task);
         }
+        auto access = is_read_op(op) ? StoreQueue::Access::shared : StoreQueue::Access::exclusive;
         auto task = run_op(runtime().blocking_executor(), state, store, std::move(op));
-        co_return co_await runtime().strands().async_run(key, std::move(task));
+        co_return co_await in_turn(state->queue, access, std::move(task));
     }
 
 private:
-    static std::string lane_key(const LocalStoreState& s) { return "rath.memory.local:" + s.root.string(); }
+    // A plain write: queued like any exclusive op; when its turn comes, the plain writes
+    // queued right behind it are written in the same job.
+    static boost::asio::awaitable<MemoryResult> write_batched(rath::async::Runtime::blocking_executor_type pool,
+                                                              std::shared_ptr<LocalStoreState> state, OpWrite op) {
+        constexpr std::size_t max_batch = 256;
+        std::shared_ptr<StoreQueue> q = state->queue;
+        auto w = q->enqueue(StoreQueue::Access::exclusive, std::move(op));
+        auto wait = StoreQueue::wait_turn(q, w);
+        co_await std::move(wait);
+        if (w->state == StoreQueue::Waiter::State::joined) co_return std::move(w->result);
+        TurnRelease release{q.get(), StoreQueue::Access::exclusive};
+        std::vector<StoreQueue::WaiterPtr> batch{w};
+        for (auto& more : q->take_batch(max_batch - 1)) batch.push_back(std::move(more));
+        auto job = [state, batch]() {
+            std::vector<const OpWrite*> ops;
+            ops.reserve(batch.size());
+            for (const auto& b : batch) ops.push_back(&*b->write);
+            std::vector<MemoryResult> results = detail::run_write_batch(*state, ops);
+            for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+            return true;
+        };
+        try {
+            (void)co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+        } catch (const std::exception& e) {
+            for (std::size_t i = 1; i < batch.size(); ++i) {
+                batch[i]->result = ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+                batch[i]->grant.set_value();
+            }
+            throw;
+        }
+        for (std::size_t i = 1; i < batch.size(); ++i) batch[i]->grant.set_value();
+        co_return std::move(w->result);
+    }
 
     static boost::asio::awaitable<MemoryResult> run_op(rath::async::Runtime::blocking_executor_type pool,
                                                        std::shared_ptr<LocalStoreState> state, MemoryStorePtr store,
@@ -260,10 +448,9 @@ private:
         auto pool = runtime().blocking_executor();
         // Operands are named before each co_await: GCC 12 destroys some temporaries of a
         // co_await expression twice.
-        std::string key = lane_key(*state);
         MemoryOp archive_op = op;
         auto archive = run_op(pool, state, store, std::move(archive_op));
-        MemoryResult archived = co_await runtime().strands().async_run(key, std::move(archive));
+        MemoryResult archived = co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(archive));
         auto* result = std::get_if<CommitResult>(&archived);
         if (!result) co_return archived;
         auto resolve = [store]() { return resolve_chat(store->spec()); };
@@ -288,9 +475,8 @@ private:
         // Decision (§2.12 quirk): the count is the memos written; invalid URIs are skipped.
         std::int64_t written = 0;
         for (auto& [uri, content] : memos) {
-            MemoryOp write_op = OpWrite{uri, content};
-            auto write = run_op(pool, state, store, std::move(write_op));
-            MemoryResult w = co_await runtime().strands().async_run(key, std::move(write));
+            auto write = write_batched(pool, state, OpWrite{uri, content});
+            MemoryResult w = co_await std::move(write);
             if (std::holds_alternative<WriteResult>(w)) ++written;
         }
         result->extracted_count = written;
@@ -347,7 +533,6 @@ private:
                                                                        std::shared_ptr<rath::llm::EmbeddingClient> client,
                                                                        FindArgs args) {
         auto pool = runtime().blocking_executor();
-        std::string key = lane_key(*state);
         const auto& provider = client->provider();
         std::string model = provider.model.empty() ? std::string("<embedding>") : provider.model;
         auto scope_job = [state, target = args.target, model]() -> std::variant<detail::EmbedScope, ExecutionFailure> {
@@ -358,7 +543,7 @@ private:
             }
         };
         auto scope_task = run_blocking_job(pool, std::move(scope_job));
-        auto scoped = co_await runtime().strands().async_run(key, std::move(scope_task));
+        auto scoped = co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(scope_task));
         if (auto* f = std::get_if<ExecutionFailure>(&scoped)) co_return MemoryResult(*f);
         detail::EmbedScope sc = std::move(std::get<detail::EmbedScope>(scoped));
         if (sc.failure) co_return MemoryResult(*sc.failure);
@@ -415,7 +600,7 @@ private:
                 return true;
             };
             auto store_task = run_blocking_job(pool, std::move(store_job));
-            (void)co_await runtime().strands().async_run(key, std::move(store_task));
+            (void)co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(store_task));
         }
         co_return MemoryResult(rank_by_cosine(sc.docs, qv, args.top_k));
     }
