@@ -149,7 +149,7 @@ struct Connected {
     StreamableHttpTransport* transport = nullptr;
 
     explicit Connected(const std::string& url, SamplingHandler sampling = {}) {
-        StreamableHttpOptions o;
+        StreamableHttpClientOptions o;
         o.url = url;
         auto t = std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(runtime()), o);
         transport = t.get();
