@@ -54,7 +54,7 @@ struct Config {
 
 std::unique_ptr<Transport> transport(const Config& c, rath::async::Runtime& rt) {
     if (!c.url.empty()) {
-        StreamableHttpOptions o;
+        StreamableHttpClientOptions o;
         o.url = c.url;
         return std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(rt), std::move(o));
     }
@@ -80,8 +80,8 @@ asio::awaitable<void> worker(Client& client, const Config& c, std::atomic<long>&
             auto op = client.async_call_tool(c.tool, c.args);
             auto r = co_await std::move(op);
             if (r.is_error) ++errors;
-        } catch (const std::exception&) {
-            ++errors;
+        } catch (const std::exception& e) {
+            if (errors.fetch_add(1) == 0) std::fprintf(stderr, "mcp_calls: first error: %s\n", e.what());
         }
         lat[static_cast<std::size_t>(i)] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     }

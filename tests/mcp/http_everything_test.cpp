@@ -109,6 +109,14 @@ public:
         throw std::runtime_error("server-everything did not start listening on port " + std::to_string(port_));
     }
     ~Everything() { stop(); }
+    // SIGKILL now, as a crash would.
+    void kill_now() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGKILL);
+        int st = 0;
+        ::waitpid(pid_, &st, 0);
+        pid_ = -1;
+    }
     std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
     std::string url() const { return base() + "/mcp"; }
 
@@ -140,13 +148,14 @@ struct Connected {
     std::unique_ptr<Client> client;
     StreamableHttpTransport* transport = nullptr;
 
-    explicit Connected(const std::string& url) {
-        StreamableHttpOptions o;
+    explicit Connected(const std::string& url, SamplingHandler sampling = {}) {
+        StreamableHttpClientOptions o;
         o.url = url;
         auto t = std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(runtime()), o);
         transport = t.get();
         ClientOptions co;
         co.request_timeout = 20s;
+        co.sampling = std::move(sampling);
         co.on_event = [this](const ClientEvent& e) {
             if (auto* l = std::get_if<LogEvent>(&e)) {
                 std::lock_guard lk(mu);
@@ -283,6 +292,55 @@ TEST_CASE("a long-running call that times out is cancelled and the session goes 
     REQUIRE(find_type(echo, "text"));
     CHECK(find_type(echo, "text")->text == "Echo: after");
     run(c.client->async_ping());
+}
+
+TEST_CASE("a sampling request the server sends during a call is answered over HTTP and its answer reaches the "
+          "result") {
+    if (!available()) return;
+    Everything server;
+    std::atomic<int> asked{0};
+    Connected c(server.url(), [&asked](SamplingRequest req) -> asio::awaitable<boost::json::object> {
+        ++asked;
+        boost::json::object content;
+        content["type"] = "text";
+        content["text"] = "sampled:" + std::to_string(req.params.at("maxTokens").to_number<int>());
+        boost::json::object result;
+        result["role"] = "assistant";
+        result["content"] = std::move(content);
+        result["model"] = "rath-test";
+        result["stopReason"] = "endTurn";
+        co_return result;
+    });
+    boost::json::object args;
+    args["prompt"] = "hello";
+    args["maxTokens"] = 7;
+    auto r = run(c.client->async_call_tool("trigger-sampling-request", args));
+    REQUIRE(find_type(r, "text"));
+    CHECK(find_type(r, "text")->text.value_or("").find("sampled:7") != std::string::npos);
+    CHECK(asked.load() == 1);
+}
+
+TEST_CASE("a server killed in the middle of a call fails that call with the transport's reason instead of "
+          "hanging") {
+    if (!available()) return;
+    Everything server;
+    Connected c(server.url());
+    boost::json::object args;
+    args["duration"] = 30;
+    args["steps"] = 30;
+    std::thread killer([&] {
+        std::this_thread::sleep_for(500ms);
+        server.kill_now();
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        (void)run(c.client->async_call_tool("trigger-long-running-operation", args));
+        FAIL("the call succeeded");
+    } catch (const McpError& e) {
+        CHECK(std::string(e.what()).find("Streamable HTTP") != std::string::npos);
+    }
+    killer.join();
+    CHECK(std::chrono::steady_clock::now() - t0 < 15s);
 }
 
 }  // TEST_SUITE

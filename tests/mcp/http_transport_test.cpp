@@ -25,7 +25,7 @@ using rath::mcp::Client;
 using rath::mcp::ClientEvent;
 using rath::mcp::ClientOptions;
 using rath::mcp::LogEvent;
-using rath::mcp::StreamableHttpOptions;
+using rath::mcp::StreamableHttpClientOptions;
 using rath::mcp::StreamableHttpTransport;
 using rath::test::McpHttpTestServer;
 using namespace std::chrono_literals;
@@ -53,7 +53,7 @@ struct Session {
     std::mutex mu;
     std::vector<std::string> log_loggers;
 
-    Session(const std::string& url, StreamableHttpOptions o = {}) {
+    Session(const std::string& url, StreamableHttpClientOptions o = {}) {
         o.url = url;
         o.default_retry = 100ms;
         auto t = std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(runtime()), std::move(o));
@@ -222,7 +222,7 @@ TEST_CASE("a Streamable HTTP server's tools are rath tools over one shared sessi
     o.name = "remote";
     const std::string url = server.url();
     o.transport = [url]() -> std::unique_ptr<rath::mcp::Transport> {
-        StreamableHttpOptions t;
+        StreamableHttpClientOptions t;
         t.url = url;
         return std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(runtime()), std::move(t));
     };

@@ -47,7 +47,7 @@ oauth::OAuthOptions options_for(const std::filesystem::path& dir) {
 }
 
 std::unique_ptr<Client> client_for(const std::string& url, std::shared_ptr<oauth::OAuthProvider> auth) {
-    StreamableHttpOptions o;
+    StreamableHttpClientOptions o;
     o.url = url;
     o.auth = std::move(auth);
     o.open_get_stream = false;

@@ -54,7 +54,7 @@ namespace oauth {
 class OAuthProvider;
 }  // namespace oauth
 
-struct StreamableHttpOptions {
+struct StreamableHttpClientOptions {
     std::string url;                          // the MCP endpoint, http:// or https://
     std::vector<net::HttpHeader> headers{};   // sent on every request (e.g. a static Authorization)
     std::shared_ptr<oauth::OAuthProvider> auth{};  // OAuth 2.1 for protected servers
@@ -72,7 +72,7 @@ struct StreamableHttpOptions {
 class StreamableHttpTransport final : public Transport {
 public:
     // Throws TransportError for a URL that is not absolute http(s).
-    StreamableHttpTransport(net::HttpClient http, StreamableHttpOptions options);
+    StreamableHttpTransport(net::HttpClient http, StreamableHttpClientOptions options);
     ~StreamableHttpTransport() override;
 
     [[nodiscard]] boost::asio::awaitable<void> async_start() override;

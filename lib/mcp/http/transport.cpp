@@ -72,7 +72,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     using Strand = asio::strand<asio::any_io_executor>;
 
     net::HttpClient http;
-    StreamableHttpOptions opt;
+    StreamableHttpClientOptions opt;
     std::string where;  // redacted URL for messages
 
     mutable std::mutex mu;  // guards everything below
@@ -91,7 +91,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     std::optional<Strand> strand;
     std::unordered_set<std::shared_ptr<asio::cancellation_signal>> tasks;
 
-    State(net::HttpClient h, StreamableHttpOptions o) : http(std::move(h)), opt(std::move(o)) {
+    State(net::HttpClient h, StreamableHttpClientOptions o) : http(std::move(h)), opt(std::move(o)) {
         try {
             const auto u = oauth::detail::split_url(opt.url);
             where = u.origin + u.path;
@@ -205,14 +205,19 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     }
 
     // Reads one SSE body (POST answer or GET stream), delivering each event with data.
-    // Returns true when a response to one of `ids` arrived (the stream is then left).
-    // `events` counts the events seen. Throws what the HttpClient throws.
+    // Returns true when a response to one of `ids` arrived. A POST's stream is read to
+    // its end (the server ends it after the response, and the connection then goes back
+    // to the pool); a resumed GET stream, which may stay open for other messages, is left
+    // as soon as the response arrived (`leave_when_answered`). `events` counts the
+    // events seen; `answered` is set as soon as the response arrived, also when the
+    // stream then breaks. Throws what the HttpClient throws.
     asio::awaitable<bool> read_stream(const net::HttpRequest& req, net::HttpResponse& resp, Cursor& cursor,
                                       const std::vector<jsonrpc::Id>& ids, bool deliver_messages,
-                                      bool is_initialize, std::size_t& events, bool& was_sse, std::string& json) {
+                                      bool is_initialize, std::size_t& events, bool& was_sse, std::string& json,
+                                      bool& answered, bool leave_when_answered = false) {
         net::SseParser parser(net::SseLimits{opt.max_message_bytes, opt.max_message_bytes});
         bool first = true;
-        bool answered = false;
+        answered = false;
         int status = 0;
         auto on_event = [&](net::SseEvent& e) {
             ++events;
@@ -233,7 +238,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             }
             if (was_sse) {
                 parser.feed(bytes, on_event);
-                if (answered) throw StreamDone{};
+                if (answered && leave_when_answered) throw StreamDone{};
             } else {
                 if (json.size() + bytes.size() > opt.max_message_bytes)
                     throw TransportError("Streamable HTTP: a JSON answer from " + where + " exceeds " +
@@ -271,8 +276,9 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             std::string json;
             bool answered = false;
             try {
-                answered = co_await read_stream(req, resp, cursor, ids, true, false, events, was_sse, json);
+                co_await read_stream(req, resp, cursor, ids, true, false, events, was_sse, json, answered, true);
             } catch (const net::HttpError& e) {
+                if (answered) co_return;
                 if (!was_sse && ++failures > opt.max_reconnects)
                     throw TransportError("resuming the SSE stream from " + where + " failed: " + e.what());
                 continue;
@@ -355,7 +361,8 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             std::size_t events = 0;
             bool was_sse = false;
             std::string json;
-            co_await read_stream(req, resp, cursor, ids, false, is_initialize, events, was_sse, json);
+            bool answered = false;
+            co_await read_stream(req, resp, cursor, ids, false, is_initialize, events, was_sse, json, answered);
             if (is_2xx(resp.status)) co_return;
             if ((resp.status == 401 || resp.status == 403) && opt.auth) {
                 std::optional<std::string> www;
@@ -394,9 +401,11 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             bool answered = false;
             bool broken = false;
             try {
-                answered = co_await read_stream(req, resp, cursor, ids, true, is_initialize, events, was_sse, json);
+                co_await read_stream(req, resp, cursor, ids, true, is_initialize, events, was_sse, json, answered);
             } catch (const net::HttpError& e) {
-                // A stream that broke after it started is resumed; anything else failed.
+                // A stream that broke after the response is done with; one that broke
+                // before it is resumed; anything else failed.
+                if (answered) co_return;
                 if (!was_sse || ids.empty()) throw TransportError("POST to " + where + " failed: " + e.what());
                 broken = true;
             }
@@ -468,7 +477,8 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             bool was_sse = false;
             std::string json;
             try {
-                co_await read_stream(req, resp, cursor, no_ids, true, false, events, was_sse, json);
+                bool answered = false;
+                co_await read_stream(req, resp, cursor, no_ids, true, false, events, was_sse, json, answered);
             } catch (const net::HttpError& e) {
                 // A read gap or a dropped connection on an idle stream is not a failure of
                 // the server; a stream that cannot be opened is.
@@ -520,7 +530,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     }
 };
 
-StreamableHttpTransport::StreamableHttpTransport(net::HttpClient http, StreamableHttpOptions options)
+StreamableHttpTransport::StreamableHttpTransport(net::HttpClient http, StreamableHttpClientOptions options)
     : state_(std::make_shared<State>(std::move(http), std::move(options))) {}
 
 StreamableHttpTransport::~StreamableHttpTransport() {

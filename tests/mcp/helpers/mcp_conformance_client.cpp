@@ -49,7 +49,7 @@ std::string ctx_string(const json::object& ctx, const char* key) {
 
 boost::asio::awaitable<void> run(std::string scenario, std::string url) {
     net::HttpClient http;
-    mcp::StreamableHttpOptions topt;
+    mcp::StreamableHttpClientOptions topt;
     topt.url = url;
 
     mcp::ClientOptions copt;
