@@ -38,6 +38,7 @@
 #include <rath/llm/registry.hpp>
 #include <rath/memory.hpp>
 #include <rath/net/http_client.hpp>
+#include <rath/session/registry.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -209,6 +210,19 @@ private:
     std::atomic<long> max_fds_{0}, max_rss_{0};
     std::thread thread_;
 };
+
+// The session registry's size once it stops changing (the loops' last references go on
+// the runtime just after their outputs settle).
+std::size_t settled_registry_size() {
+    std::size_t last = rath::session_registry().size();
+    for (int stable = 0, i = 0; stable < 5 && i < 1000; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::size_t now = rath::session_registry().size();
+        stable = now == last ? stable + 1 : 0;
+        last = now;
+    }
+    return last;
+}
 
 // ---- rath mode -------------------------------------------------------------------
 
@@ -494,7 +508,7 @@ std::optional<double> run_park_probe(const Options& o, const std::string& url) {
                                      "--threads",                         std::to_string(o.threads),
                                      "--connections",                     std::to_string(o.connections),
                                      "--max-runs",                        std::to_string(o.max_runs),
-                                     "--timeout-s",                       "120"};
+                                     "--timeout-s",                       std::to_string(static_cast<long>(std::min(o.timeout_s, 3600.0)))};
     if (o.stream) argv.push_back("--stream");
     if (o.raw) argv.push_back("--raw");
     rath::bench::ChildProcess child(argv);
@@ -556,6 +570,7 @@ int main(int argc, char** argv) {
 
         malloc_trim(0);
         rath::bench::control_call(url, "POST", "/stats/reset");
+        const std::size_t registry_before = settled_registry_size();
         const bool hwm = reset_peak_rss();
         const long base_kb = rath::bench::rss_kb();
         Sampler sampler;
@@ -597,6 +612,9 @@ int main(int argc, char** argv) {
         for (std::size_t k = 0; k < start.size(); ++k)
             if (end[k] > 0) r.durations_ms.push_back((end[k] - start[k]) * 1000.0);
         long peak_kb = std::max(sampler.max_rss_kb(), hwm ? vm_hwm_kb() : 0L);
+        // Every output was dropped by its completion callback: the registry is back to
+        // what it held before the run (the agent's own session).
+        const std::size_t registry_after = rs ? settled_registry_size() : 0;
         auto stats = rath::bench::control_call(url, "GET", "/stats");
         const double server_requests = rath::bench::json_number(stats, "requests", 0);
         const double n = static_cast<double>(o.sessions);
@@ -627,7 +645,9 @@ int main(int argc, char** argv) {
             .add("server_cpu_s", rath::bench::json_number(stats, "cpu_s", -1))
             .add("server_connections_peak", rath::bench::json_number(stats, "connections_peak", -1))
             .add("timed_out", r.timed_out)
-            .add("memory_docs", static_cast<long long>(memory ? memory->docs : 0));
+            .add("memory_docs", static_cast<long long>(memory ? memory->docs : 0))
+            .add("registry_before", static_cast<long long>(registry_before))
+            .add("registry_after", static_cast<long long>(registry_after));
         line.print();
         if (r.errors) std::fprintf(stderr, "fanout: %ld errors; first: %s\n", r.errors, r.first_error.c_str());
         return r.errors ? 1 : 0;
