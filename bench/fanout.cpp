@@ -5,7 +5,7 @@
 //
 //   fanout [--sessions N] [--latency-ms L] [--stream] [--base-url URL] [--threads T]
 //          [--connections C] [--max-runs R] [--server-threads S] [--raw] [--no-park-probe]
-//          [--timeout-s S]
+//          [--timeout-s S] [--memory [--corpus FILE]]
 //
 // Modes: rath (default) runs each session through `rath::flow::Agent` — the ten-line
 // script way, `Session out = agent(in)` in a plain loop — and reads every answer;
@@ -14,6 +14,11 @@
 // at once (AgentOptions::max_concurrent_runs; default R = C, as raw's C workers; 0: no
 // bound), the rest waiting before they start. Without --base-url a `rath-fake-llm`
 // process is started with latency L.
+// --memory: every session first recalls from one local memory store shared by all of
+// them (AgentOptions::memory, the default injection: top 4 over the whole store, the
+// user message as the query), loaded before the run with the documents of --corpus
+// (default: the SciFact corpus of ../shared/data/scifact, 5,183 documents); a
+// "fanout_memory_store" line reports the load first. No park probe in this mode.
 // Every final answer is checked. One JSON line goes to stdout.
 //
 // Parked memory is measured in a child process (this program with --park-probe):
@@ -22,6 +27,7 @@
 // queued for a connection) or waiting for the agent to start them (raw: queued for a
 // worker), and reports (RSS - RSS before) / N.
 #include "common/fanout_raw.hpp"
+#include "common/scifact.hpp"
 #include "common/fanout_workload.hpp"
 #include "common/report.hpp"
 #include "common/server_process.hpp"
@@ -30,12 +36,17 @@
 #include <rath/flow.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/registry.hpp>
+#include <rath/memory.hpp>
 #include <rath/net/http_client.hpp>
+#include <rath/session/registry.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/describe.hpp>
+
+#include <deque>
+#include <filesystem>
 
 #include <dirent.h>
 #include <malloc.h>
@@ -75,13 +86,15 @@ struct Options {
     bool park_probe = false;  // internal: this process is the parked-memory probe
     bool run_probe = true;
     double timeout_s = 600;
+    bool memory = false;
+    std::string corpus;  // empty: the SciFact corpus
 };
 
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "fanout: %s\nusage: fanout [--sessions N] [--latency-ms L] [--stream] [--base-url URL] "
                  "[--threads T] [--connections C] [--max-runs R] [--server-threads S] [--raw] [--no-park-probe] "
-                 "[--timeout-s S]\n",
+                 "[--timeout-s S] [--memory [--corpus FILE]]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -114,11 +127,15 @@ Options parse(int argc, char** argv) {
         else if (a == "--park-probe") o.park_probe = true;
         else if (a == "--no-park-probe") o.run_probe = false;
         else if (a == "--timeout-s") o.timeout_s = static_cast<double>(number(1, 86'400));
+        else if (a == "--memory") o.memory = true;
+        else if (a == "--corpus") o.corpus = value();
         else if (a == "--help" || a == "-h") usage("help");
         else usage("unknown argument " + a);
     }
     if (!o.base_url.empty() && o.base_url.back() == '/') o.base_url.pop_back();
     if (o.max_runs < 0) o.max_runs = static_cast<long>(o.connections);
+    if (o.memory && o.raw) usage("--memory needs rath mode");
+    if (o.memory) o.run_probe = false;
     return o;
 }
 
@@ -194,6 +211,19 @@ private:
     std::thread thread_;
 };
 
+// The session registry's size once it stops changing (the loops' last references go on
+// the runtime just after their outputs settle).
+std::size_t settled_registry_size() {
+    std::size_t last = rath::session_registry().size();
+    for (int stable = 0, i = 0; stable < 5 && i < 1000; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::size_t now = rath::session_registry().size();
+        stable = now == last ? stable + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
 // ---- rath mode -------------------------------------------------------------------
 
 struct WordCountArgs {
@@ -238,7 +268,55 @@ struct RathSetup {
     rath::flow::Agent agent{nullptr};
 };
 
-RathSetup make_rath(const Options& o, const std::string& base_url) {
+// The shared store of --memory: a fresh local store in a temporary directory, loaded
+// with the corpus (writes pipelined, 256 in flight) and warmed with one find.
+struct MemorySetup {
+    rath::memory::MemoryStorePtr store;
+    std::filesystem::path dir;
+    long docs = 0;
+    ~MemorySetup() {
+        if (store) rath::memory::make_local_memory_backend()->close(store);
+        std::error_code ec;
+        if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+};
+
+std::unique_ptr<MemorySetup> make_memory(const Options& o) {
+    namespace mem = rath::memory;
+    auto docs = rath::bench::scifact::load_corpus(o.corpus.empty() ? rath::bench::scifact::default_dir() + "/corpus.jsonl"
+                                                                  : o.corpus);
+    if (docs.empty()) throw std::runtime_error("the memory corpus is empty");
+    auto m = std::make_unique<MemorySetup>();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "rath-fanout-memory-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    m->dir = tmpl;
+    m->store = mem::get_memory_backend("local")->open(
+        mem::MemoryStoreSpec{.options = boost::json::object{{"path", m->dir.string()}}});
+    auto& rt = rath::async::Runtime::default_runtime();
+    const double t0 = now_s();
+    std::deque<rath::async::Lazy<mem::MemoryResult>> inflight;
+    auto settle = [&] {
+        if (mem::is_failure(inflight.front().get())) throw std::runtime_error("memory write failed");
+        inflight.pop_front();
+    };
+    for (const auto& d : docs) {
+        inflight.push_back(rt.submit(m->store->async_dispatch(mem::OpWrite{"memory://resources/corpus/" + d.id, d.text})));
+        if (inflight.size() >= 256) settle();
+    }
+    while (!inflight.empty()) settle();
+    const double t_write = now_s() - t0;
+    auto warm = m->store->dispatch(mem::OpFind{"warm up", std::nullopt, 4});
+    if (!std::holds_alternative<mem::FindResult>(warm)) throw std::runtime_error("memory warm-up find failed");
+    m->docs = static_cast<long>(docs.size());
+    rath::bench::Line("fanout_memory_store")
+        .add("docs", static_cast<long long>(m->docs))
+        .add("load_s", t_write)
+        .add("first_find_s", now_s() - t0 - t_write)
+        .print();
+    return m;
+}
+
+RathSetup make_rath(const Options& o, const std::string& base_url, const MemorySetup* memory = nullptr) {
     rath::llm::Provider provider;
     provider.base_url = base_url;
     provider.api_key = std::string(fo::api_key);
@@ -263,6 +341,7 @@ RathSetup make_rath(const Options& o, const std::string& base_url) {
     agent_options.loop.client = rath::llm::chat_client_for(provider, client_options);
     agent_options.max_concurrent_runs = static_cast<std::size_t>(o.max_runs);
     if (o.in_process) agent_options.loop.executor = std::make_shared<InProcessModel>();
+    if (memory) agent_options.memory = memory->store;
     // Streaming is what a caller asks for by watching the deltas.
     if (o.stream) agent_options.loop.on_event = [](const rath::llm::StreamDelta&) {};
     rath::flow::Agent agent(std::string(fo::instructions), std::move(agent_options));
@@ -429,7 +508,7 @@ std::optional<double> run_park_probe(const Options& o, const std::string& url) {
                                      "--threads",                         std::to_string(o.threads),
                                      "--connections",                     std::to_string(o.connections),
                                      "--max-runs",                        std::to_string(o.max_runs),
-                                     "--timeout-s",                       "120"};
+                                     "--timeout-s",                       std::to_string(static_cast<long>(std::min(o.timeout_s, 3600.0)))};
     if (o.stream) argv.push_back("--stream");
     if (o.raw) argv.push_back("--raw");
     rath::bench::ChildProcess child(argv);
@@ -479,16 +558,19 @@ int main(int argc, char** argv) {
 
         std::optional<RathSetup> rs;
         std::optional<fo::RawClient> raw;
+        std::unique_ptr<MemorySetup> memory;
         if (o.raw) {
             raw.emplace(fo::RawOptions{url, o.sessions, o.stream, o.threads, o.connections});
         } else {
             rath::async::Runtime::configure_default({.threads = static_cast<std::size_t>(o.threads)});
-            rs.emplace(make_rath(o, url));
+            if (o.memory) memory = make_memory(o);
+            rs.emplace(make_rath(o, url, memory.get()));
         }
         warm_up(o, rs ? &*rs : nullptr, raw ? &*raw : nullptr);
 
         malloc_trim(0);
         rath::bench::control_call(url, "POST", "/stats/reset");
+        const std::size_t registry_before = settled_registry_size();
         const bool hwm = reset_peak_rss();
         const long base_kb = rath::bench::rss_kb();
         Sampler sampler;
@@ -530,12 +612,15 @@ int main(int argc, char** argv) {
         for (std::size_t k = 0; k < start.size(); ++k)
             if (end[k] > 0) r.durations_ms.push_back((end[k] - start[k]) * 1000.0);
         long peak_kb = std::max(sampler.max_rss_kb(), hwm ? vm_hwm_kb() : 0L);
+        // Every output was dropped by its completion callback: the registry is back to
+        // what it held before the run (the agent's own session).
+        const std::size_t registry_after = rs ? settled_registry_size() : 0;
         auto stats = rath::bench::control_call(url, "GET", "/stats");
         const double server_requests = rath::bench::json_number(stats, "requests", 0);
         const double n = static_cast<double>(o.sessions);
 
         rath::bench::Line line("fanout");
-        line.add_str("mode", o.raw ? "raw" : o.in_process ? "rath-in-process" : "rath")
+        line.add_str("mode", o.raw ? "raw" : o.in_process ? "rath-in-process" : o.memory ? "rath-memory" : "rath")
             .add("sessions", static_cast<long long>(o.sessions))
             .add("latency_ms", static_cast<long long>(latency_ms))
             .add("stream", o.stream)
@@ -559,7 +644,10 @@ int main(int argc, char** argv) {
             .add("llm_requests", server_requests)
             .add("server_cpu_s", rath::bench::json_number(stats, "cpu_s", -1))
             .add("server_connections_peak", rath::bench::json_number(stats, "connections_peak", -1))
-            .add("timed_out", r.timed_out);
+            .add("timed_out", r.timed_out)
+            .add("memory_docs", static_cast<long long>(memory ? memory->docs : 0))
+            .add("registry_before", static_cast<long long>(registry_before))
+            .add("registry_after", static_cast<long long>(registry_after));
         line.print();
         if (r.errors) std::fprintf(stderr, "fanout: %ld errors; first: %s\n", r.errors, r.first_error.c_str());
         return r.errors ? 1 : 0;

@@ -275,10 +275,16 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         if (wec) fail(HttpErrorKind::proxy, t, "proxy " + px.authority + " closed during CONNECT: " + wec.message());
         http::response_parser<http::empty_body> parser;
         parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts right after
+        // The proxy's answer is held under the same cap as any response's header.
+        parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(options.max_header_bytes, UINT32_MAX)));
         auto [rec, rn] = co_await http::async_read_header(*c.plain, c.buffer, parser, tuple_awaitable);
         if (rec) {
             if (rec == beast::error::timeout)
                 fail(HttpErrorKind::timeout, t, "proxy " + px.authority + " did not answer CONNECT in time");
+            if (rec == http::error::header_limit)
+                fail(HttpErrorKind::header_too_large, t,
+                     "proxy " + px.authority + " answered CONNECT with a header over " +
+                         std::to_string(options.max_header_bytes) + " bytes");
             fail(HttpErrorKind::proxy, t, "proxy " + px.authority + " CONNECT failed: " + rec.message());
         }
         const int status = parser.get().result_int();

@@ -123,7 +123,10 @@ bool SseParser::take_line(std::string_view line) {
     if (line.front() == ':') return false;  // comment / keep-alive
     std::string_view field = line;
     std::string_view value;
-    if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    if (bare_json_ && line.front() == '{') {
+        field = "data";
+        value = line;
+    } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
         field = line.substr(0, colon);
         value = line.substr(colon + 1);
         if (!value.empty() && value.front() == ' ') value.remove_prefix(1);

@@ -1,5 +1,6 @@
 #include <rath/backend/bwrap.hpp>
 #include <rath/backend/local.hpp>
+#include <rath/backend/opensandbox.hpp>
 #include <rath/backend/registry.hpp>
 #include <rath/backend/trusted_host.hpp>
 
@@ -21,6 +22,10 @@ void register_builtin_backends() {
         register_backend("bwrap", BackendClass{.create = [] { return std::make_unique<BwrapBackend>(); },
                                                .is_available = [] { return BwrapBackend::is_available(); },
                                                .capabilities = [] { return BwrapBackend::static_capabilities(); }});
+        register_backend("opensandbox",
+                         BackendClass{.create = [] { return std::make_unique<OpenSandboxBackend>(); },
+                                      .is_available = [] { return OpenSandboxBackend::is_available(); },
+                                      .capabilities = [] { return OpenSandboxBackend::static_capabilities(); }});
     });
 }
 

@@ -294,7 +294,7 @@ DispatchResult files_write(const HostSandbox& sb, const FilesWrite& p, std::opti
     if (auto* f = std::get_if<ToolExecutionFailure>(&loc)) return *f;
     auto& l = std::get<Located>(loc);
     std::string base;
-    int pfd = sb.ws().open_parent(l.rel, true, base);
+    int pfd = sb.ws().open_parent(l.rel, true, base, owner);
     if (pfd < 0) {
         if (detail::is_escape_errno(-pfd)) return sb.ws().violation(p.path);
         return detail::os_failure(-pfd, l.display);

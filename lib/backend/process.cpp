@@ -173,6 +173,55 @@ asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid
     }
 }
 
+
+// posix_spawnp in its own process group (a timeout or close kills the whole tree) with
+// a clean signal state, stdin from `in_fd` (or /dev/null: never the runtime's stdin),
+// stdout/stderr to the given pipe ends. Throws std::system_error.
+pid_t spawn_child(std::vector<std::string>& args, std::vector<std::string>& env, int cwd_fd, int in_fd, int out_fd,
+                  int err_fd) {
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    ::posix_spawn_file_actions_init(&fa);
+    ::posix_spawnattr_init(&attr);
+    struct Cleanup {
+        posix_spawn_file_actions_t* fa;
+        posix_spawnattr_t* attr;
+        ~Cleanup() {
+            ::posix_spawn_file_actions_destroy(fa);
+            ::posix_spawnattr_destroy(attr);
+        }
+    } cleanup{&fa, &attr};
+
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    ::posix_spawnattr_setpgroup(&attr, 0);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setsigdefault(&attr, &all);
+
+    if (in_fd >= 0)
+        ::posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    else
+        ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    ::posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    if (cwd_fd >= 0) ::posix_spawn_file_actions_addfchdir_np(&fa, cwd_fd);
+    // Belt and braces: descriptors some other component opened without O_CLOEXEC.
+    ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    pid_t pid = -1;
+    int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+    if (rc != 0) throw std::system_error(rc, std::generic_category(), "cannot start " + rath::detail::pyrepr(args[0]));
+    return pid;
+}
+
 }  // namespace
 
 std::string timeout_message(const std::vector<std::string>& argv, double seconds) {
@@ -190,48 +239,8 @@ asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req) {
     if (req.stdin_data) in = make_pipe();
     Pipe out = make_pipe(), err = make_pipe();
 
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    ::posix_spawn_file_actions_init(&fa);
-    ::posix_spawnattr_init(&attr);
-    struct Cleanup {
-        posix_spawn_file_actions_t* fa;
-        posix_spawnattr_t* attr;
-        ~Cleanup() {
-            ::posix_spawn_file_actions_destroy(fa);
-            ::posix_spawnattr_destroy(attr);
-        }
-    } cleanup{&fa, &attr};
-
-    // Own process group (a timeout kills the whole tree), clean signal state.
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    ::posix_spawnattr_setpgroup(&attr, 0);
-    ::posix_spawnattr_setsigmask(&attr, &none);
-    ::posix_spawnattr_setsigdefault(&attr, &all);
-
-    if (in)
-        ::posix_spawn_file_actions_adddup2(&fa, in->r.fd, 0);
-    else
-        ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);  // never the runtime's stdin
-    ::posix_spawn_file_actions_adddup2(&fa, out.w.fd, 1);
-    ::posix_spawn_file_actions_adddup2(&fa, err.w.fd, 2);
-    if (req.cwd_fd >= 0) ::posix_spawn_file_actions_addfchdir_np(&fa, req.cwd_fd);
-    // Belt and braces: descriptors some other component opened without O_CLOEXEC.
-    ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-
-    std::vector<char*> argv, envp;
-    for (auto& a : req.argv) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : req.env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
     ChildGuard guard;
-    pid_t pid = -1;
-    int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-    if (rc != 0) throw std::system_error(rc, std::generic_category(), "cannot start " + rath::detail::pyrepr(req.argv[0]));
+    pid_t pid = spawn_child(req.argv, req.env, req.cwd_fd, in ? in->r.fd : -1, out.w.fd, err.w.fd);
     guard.pid = pid;
     if (in) in->r.reset();
     out.w.reset();
@@ -306,6 +315,75 @@ asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req) {
     o.timed_out = timed_out;
     o.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     co_return o;
+}
+
+LiveProcess::LiveProcess(const asio::any_io_executor& ex, std::vector<std::string> argv, std::vector<std::string> env,
+                         int cwd_fd)
+    : in_(ex), out_(ex), err_(ex) {
+    if (argv.empty()) throw std::system_error(EINVAL, std::generic_category(), "empty argv");
+    ignore_sigpipe_once();
+    Pipe in = make_pipe(), out = make_pipe(), err = make_pipe();
+    pid_ = spawn_child(argv, env, cwd_fd, in.r.fd, out.w.fd, err.w.fd);
+    in.r.reset();
+    out.w.reset();
+    err.w.reset();
+    in_.assign(in.w.release());
+    out_.assign(out.r.release());
+    err_.assign(err.r.release());
+    if (int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)); pfd >= 0) {
+        ::fcntl(pfd, F_SETFD, FD_CLOEXEC);
+        pidfd_ = std::make_unique<asio::posix::stream_descriptor>(ex, pfd);
+    }
+}
+
+LiveProcess::~LiveProcess() {
+    boost::system::error_code ignored;
+    in_.close(ignored);
+    out_.close(ignored);
+    err_.close(ignored);
+    if (pidfd_) pidfd_->close(ignored);
+    if (!reaped_) {
+        ChildGuard guard;
+        guard.pid = pid_;
+    }
+}
+
+bool LiveProcess::exited() const { return reaped_ || has_exited(pid_); }
+
+asio::awaitable<void> LiveProcess::async_wait_exit() {
+    if (reaped_) co_return;
+    co_await wait_exit(pidfd_.get(), pid_);
+}
+
+asio::awaitable<int> LiveProcess::async_terminate(std::chrono::milliseconds grace) {
+    if (reaped_) co_return status_.value_or(0);
+    auto ex = co_await asio::this_coro::executor;
+    boost::system::error_code ignored;
+    in_.close(ignored);  // EOF: a well-behaved server exits by itself
+    auto wait_for = [&](std::chrono::milliseconds d) -> asio::awaitable<bool> {
+        asio::steady_timer t(ex, d);
+        auto r = co_await (wait_exit(pidfd_.get(), pid_) || t.async_wait(use_awaitable));
+        co_return r.index() == 0;
+    };
+    if (!has_exited(pid_) && !co_await wait_for(grace)) {
+        ::kill(-pid_, SIGTERM);
+        if (!co_await wait_for(grace)) {
+            ::kill(-pid_, SIGKILL);
+            co_await wait_exit(pidfd_.get(), pid_);
+        }
+    }
+    // The leader is a zombie, so the group id is still reserved: what it left behind in
+    // its group goes with it.
+    ::kill(-pid_, SIGKILL);
+    int st = 0;
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? -WTERMSIG(st) : 0);
+    out_.close(ignored);
+    err_.close(ignored);
+    if (pidfd_) pidfd_->close(ignored);
+    co_return *status_;
 }
 
 }  // namespace rath::backend::detail

@@ -5,9 +5,11 @@
 // capture that keeps draining, and a child that is always reaped.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -43,5 +45,42 @@ boost::asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req);
 
 // "Command '[...]' timed out after <t> seconds" (Python's TimeoutExpired text).
 std::string timeout_message(const std::vector<std::string>& argv, double seconds);
+
+// A long-lived child with pipes on all three standard streams (an MCP stdio server):
+// spawned like async_run_process (own process group, clean signals, close-on-exec), its
+// pipes used directly by the owner. Not thread-safe: one owner drives it from one
+// strand. Always ended by async_terminate or, failing that, by the destructor, which
+// SIGKILLs the group and reaps without blocking the calling thread.
+class LiveProcess {
+public:
+    // Throws std::system_error when the process cannot be started.
+    LiveProcess(const boost::asio::any_io_executor& ex, std::vector<std::string> argv, std::vector<std::string> env,
+                int cwd_fd = -1);
+    ~LiveProcess();
+    LiveProcess(const LiveProcess&) = delete;
+    LiveProcess& operator=(const LiveProcess&) = delete;
+
+    boost::asio::posix::stream_descriptor& stdin_pipe() noexcept { return in_; }
+    boost::asio::posix::stream_descriptor& stdout_pipe() noexcept { return out_; }
+    boost::asio::posix::stream_descriptor& stderr_pipe() noexcept { return err_; }
+    [[nodiscard]] int pid() const noexcept { return pid_; }
+
+    // Completes once the child has exited (it is not reaped, so the group id stays
+    // reserved until async_terminate kills the rest of the group).
+    [[nodiscard]] boost::asio::awaitable<void> async_wait_exit();
+    [[nodiscard]] bool exited() const;
+    // backend_tools.md §9.5: close stdin, wait `grace`, SIGTERM the group, wait `grace`,
+    // SIGKILL the group, reap. Returns the exit code (or -signal). Idempotent.
+    [[nodiscard]] boost::asio::awaitable<int> async_terminate(std::chrono::milliseconds grace);
+    // After async_terminate: the exit code or -signal.
+    [[nodiscard]] std::optional<int> exit_status() const noexcept { return status_; }
+
+private:
+    int pid_ = -1;
+    bool reaped_ = false;
+    std::optional<int> status_;
+    boost::asio::posix::stream_descriptor in_, out_, err_;
+    std::unique_ptr<boost::asio::posix::stream_descriptor> pidfd_;
+};
 
 }  // namespace rath::backend::detail

@@ -158,7 +158,8 @@ int Workspace::open(const std::string& rel, int flags, mode_t mode) const {
     return sys_openat2(dirfd_, rel.empty() ? "." : rel.c_str(), flags, mode, kBeneath);
 }
 
-int Workspace::open_parent(const std::string& rel, bool create, std::string& base) const {
+int Workspace::open_parent(const std::string& rel, bool create, std::string& base,
+                           std::optional<std::pair<unsigned, unsigned>> owner) const {
     std::string parent;
     auto slash = rel.rfind('/');
     if (slash == std::string::npos) {
@@ -192,6 +193,14 @@ int Workspace::open_parent(const std::string& rel, bool create, std::string& bas
                 return -e;
             }
             next = sys_openat2(cur, c.c_str(), O_PATH | O_DIRECTORY, 0, kBeneath);
+            // A directory made for the sandbox belongs to the sandbox's user, or its
+            // commands could not write in it (bwrap under root runs them as nobody).
+            if (next >= 0 && owner && ::fchownat(next, "", owner->first, owner->second, AT_EMPTY_PATH) != 0) {
+                int e = errno;
+                ::close(next);
+                ::close(cur);
+                return -e;
+            }
         }
         ::close(cur);
         if (next < 0) return next;

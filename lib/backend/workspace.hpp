@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -42,8 +43,10 @@ public:
     // or -errno; -EXDEV means the path escaped.
     int open(const std::string& rel, int flags, mode_t mode = 0) const;
     // Opens (creating as needed) the parent directory of `rel` and returns its fd or
-    // -errno; `base` receives the last component.
-    int open_parent(const std::string& rel, bool create, std::string& base) const;
+    // -errno; `base` receives the last component. Directories it creates are given to
+    // `owner` (uid, gid) when set.
+    int open_parent(const std::string& rel, bool create, std::string& base,
+                    std::optional<std::pair<unsigned, unsigned>> owner = std::nullopt) const;
 
     ToolExecutionFailure violation(std::string_view path) const;
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rath::memory::detail {
@@ -17,21 +18,27 @@ enum class AnalyzerKind { spec, stem };
 [[nodiscard]] std::optional<AnalyzerKind> parse_analyzer(std::string_view name) noexcept;
 [[nodiscard]] std::string_view to_string(AnalyzerKind kind) noexcept;
 
-// Calls f(token) for each ASCII alnum run of `text`, lower-cased.
+[[nodiscard]] constexpr bool is_ascii_alnum(unsigned char u) noexcept {
+    return (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z');
+}
+
+// Calls f(token) for each ASCII alnum run of `text`, lower-cased (`token` is a
+// const std::string& reused between calls). Each run is copied once, not char by char.
 template <class F>
 void for_each_ascii_token(std::string_view text, F&& f) {
     std::string tok;
-    for (char c : text) {
-        unsigned char u = static_cast<unsigned char>(c);
-        bool alnum = (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z');
-        if (alnum) {
-            tok.push_back(static_cast<char>(u >= 'A' && u <= 'Z' ? u + 32 : u));
-        } else if (!tok.empty()) {
-            f(tok);
-            tok.clear();
-        }
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    while (p != end) {
+        while (p != end && !is_ascii_alnum(static_cast<unsigned char>(*p))) ++p;
+        const char* start = p;
+        while (p != end && is_ascii_alnum(static_cast<unsigned char>(*p))) ++p;
+        if (p == start) break;
+        tok.assign(start, static_cast<std::size_t>(p - start));
+        for (char& c : tok)
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+        f(std::as_const(tok));
     }
-    if (!tok.empty()) f(tok);
 }
 
 [[nodiscard]] std::vector<std::string> analyze(std::string_view text, AnalyzerKind kind);

@@ -15,6 +15,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +45,23 @@ struct Bm25Params {
     AnalyzerKind analyzer = AnalyzerKind::spec;
     double k1 = 1.5;
     double b = 0.75;
+    // Store option "max_document_bytes": a document larger than this is not indexed
+    // (find leaves it out, as it does a non-UTF-8 one) and a write larger than this is
+    // refused, so that one document never costs more than a bounded amount of memory.
+    std::int64_t max_document_bytes = std::int64_t{64} << 20;
+};
+
+// Alnum runs longer than this are counted in a document's length but not indexed: a
+// query term that long never matches (the spec would match it), and one enormous
+// "word" costs no index memory.
+inline constexpr std::size_t max_term_bytes = 1024;
+
+// A document this process has just written, to be indexed without reading it back.
+struct WrittenDoc {
+    std::string rel;
+    std::int64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::string_view body;
 };
 
 class LexicalIndex {
@@ -64,12 +84,43 @@ public:
                                                const std::string& walk_key, std::string_view query, int top_k,
                                                const WalkPatch* patch = nullptr);
 
+    // The read-only half of find, for finds that run side by side (callers hold a shared
+    // lock; find and add_written an exclusive one): the hits when the index is already
+    // reconciled with the walk keyed `walk_key` (non-empty) and index.sqlite did not
+    // change, else nullopt (then call find).
+    [[nodiscard]] std::optional<std::vector<LexicalHit>> find_current(const std::vector<WalkDoc>& docs,
+                                                                      const std::string& walk_key,
+                                                                      std::string_view query, int top_k) const;
+
+    // Indexes documents this process has just written (one transaction; their stamps
+    // are the files' own, so the next reconcile finds nothing to redo). A failure
+    // drops the in-memory mirror: the next find reloads or rebuilds from the files.
+    void add_written(const std::vector<WrittenDoc>& docs);
+
     // Counters for tests and benches.
     [[nodiscard]] std::uint64_t rebuilds() const noexcept { return rebuilds_; }
     [[nodiscard]] std::uint64_t reindexed_files() const noexcept { return reindexed_; }
 
 private:
     struct Impl;
+    struct Txn;
+    // Indexes one document (no body: too large to read, left out of scopes) and
+    // returns its slot.
+    std::uint32_t index_doc(Txn& txn, const std::string& rel, std::int64_t size, std::int64_t mtime_ns,
+                            std::optional<std::string_view> body);
+    // A query term's (walk position, BM25 contribution) list for the reconciled walk,
+    // cached until the walk changes: a fan-out's recalls repeat the same terms.
+    using Contributions = std::vector<std::pair<std::uint32_t, double>>;
+    [[nodiscard]] std::shared_ptr<const Contributions> contributions(const std::string& term, double N, double avgdl,
+                                                                     double k1, double b) const;
+    static constexpr std::size_t max_cached_contributions = std::size_t{1} << 20;
+    mutable std::mutex cache_mu_;
+    mutable std::uint64_t cache_epoch_ = 0;
+    mutable std::unordered_map<std::string, std::shared_ptr<const Contributions>> cache_;
+    mutable std::size_t cache_entries_ = 0;
+    [[nodiscard]] std::vector<LexicalHit> score(const std::vector<WalkDoc>& walk,
+                                                const std::vector<std::int64_t>& scope_slots,
+                                                const std::vector<std::string>& query, int top_k) const;
     std::filesystem::path root_;
     Bm25Params params_;
     std::unique_ptr<Impl> impl_;

@@ -21,21 +21,49 @@
 
 #include "lib/memory/extract.hpp"
 #include "lib/memory/local_store.hpp"
+#include "lib/memory/store_queue.hpp"
 
 #include <boost/asio/this_coro.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
 namespace fs = std::filesystem;
 
+
 namespace rath::memory {
 namespace {
 
 using detail::LocalStoreState;
+using detail::StoreQueue;
+
+// Hands the queue turn on however the op ends.
+struct TurnRelease {
+    StoreQueue* queue;
+    StoreQueue::Access access;
+    ~TurnRelease() { queue->release(access); }
+};
+
+// Runs `op` in its turn on the store's queue.
+template <class T>
+boost::asio::awaitable<T> in_turn(std::shared_ptr<StoreQueue> q, StoreQueue::Access access,
+                                  boost::asio::awaitable<T> op) {
+    auto w = q->enqueue(access);
+    auto wait = StoreQueue::wait_turn(q, w);
+    co_await std::move(wait);
+    TurnRelease release{q.get(), access};
+    co_return co_await std::move(op);
+}
+
+bool is_read_op(const MemoryOp& op) {
+    return std::holds_alternative<OpRead>(op) || std::holds_alternative<OpList>(op) ||
+           std::holds_alternative<OpTree>(op) || std::holds_alternative<OpFind>(op) ||
+           std::holds_alternative<OpSearch>(op);
+}
 
 // One state per canonical directory per process, so that two handles on one store
 // share its index and its lane.
@@ -44,13 +72,21 @@ public:
     std::shared_ptr<LocalStoreState> get(const fs::path& root, const detail::Bm25Params& params, bool watch) {
         std::lock_guard lk(mu_);
         auto key = root.string() + "\n" + std::string(detail::to_string(params.analyzer)) + "\n" +
-                   std::to_string(params.k1) + "\n" + std::to_string(params.b) + (watch ? "\nwatch" : "\nstat");
+                   std::to_string(params.k1) + "\n" + std::to_string(params.b) + "\n" +
+                   std::to_string(params.max_document_bytes) + (watch ? "\nwatch" : "\nstat");
         // Forget stores nobody has open any more.
         std::erase_if(states_, [](const auto& kv) { return kv.second.expired(); });
         auto& weak = states_[key];
         if (auto s = weak.lock()) return s;
         auto s = std::make_shared<LocalStoreState>();
         s->root = root;
+        std::erase_if(queues_, [](const auto& kv) { return kv.second.expired(); });
+        auto& q = queues_[root.string()];
+        s->queue = q.lock();
+        if (!s->queue) {
+            s->queue = std::make_shared<StoreQueue>();
+            q = s->queue;
+        }
         s->params = params;
         s->use_watch = watch;
         weak = s;
@@ -60,6 +96,7 @@ public:
 private:
     std::mutex mu_;
     std::map<std::string, std::weak_ptr<LocalStoreState>> states_;
+    std::map<std::string, std::weak_ptr<StoreQueue>> queues_;  // by directory
 };
 
 StateTable& state_table() {
@@ -92,13 +129,10 @@ MemoryResult run_blocking(const std::shared_ptr<LocalStoreState>& state, const M
                           const MemoryOp& op) {
     try {
         return detail::run_op(*state, spec, op);
-    } catch (const std::system_error& e) {
-        if (e.code() == std::errc::permission_denied || e.code() == std::errc::operation_not_permitted)
-            return ExecutionFailure{FailureKind::unauthorized, std::string("permission denied: ") + e.what(),
-                                    std::nullopt};
-        return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
-    } catch (const MemoryBackendError& e) {
-        return ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+    } catch (const std::system_error&) {
+        return detail::failure_from_current_exception();
+    } catch (const MemoryBackendError&) {
+        return detail::failure_from_current_exception();
     }
 }
 
@@ -194,9 +228,8 @@ public:
             stores_.erase(it);
             embedders_.erase(store.get());
         }
-        std::string key = lane_key(*state);
         auto touch = touch_on_close(runtime().blocking_executor(), state);
-        co_await runtime().strands().async_run(key, std::move(touch));
+        co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(touch));
     }
 
     boost::asio::awaitable<MemoryResult> async_dispatch(MemoryStorePtr store, MemoryOp op) override {
@@ -210,11 +243,14 @@ public:
             if (it == stores_.end()) throw MemoryStoreClosed(store->handle());
             state = it->second;
         }
-        std::string key = lane_key(*state);
         if (auto* res = std::get_if<OpResource>(&op); res && detail::is_http_source(res->source)) {
             rath::net::HttpClient http = client();
             auto fetch = run_http_resource(runtime().blocking_executor(), std::move(http), state, *res);
-            co_return co_await runtime().strands().async_run(key, std::move(fetch));
+            co_return co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(fetch));
+        }
+        if (auto* write = std::get_if<OpWrite>(&op)) {
+            auto batched = write_batched(runtime().blocking_executor(), state, std::move(*write));
+            co_return co_await std::move(batched);
         }
         if (std::holds_alternative<OpFind>(op) || std::holds_alternative<OpSearch>(op)) {
             auto resolve = embedder(store);
@@ -239,12 +275,45 @@ public:
             auto task = commit_and_extract(store, state, std::move(c));
             co_return co_await std::move(task);
         }
+        auto access = is_read_op(op) ? StoreQueue::Access::shared : StoreQueue::Access::exclusive;
         auto task = run_op(runtime().blocking_executor(), state, store, std::move(op));
-        co_return co_await runtime().strands().async_run(key, std::move(task));
+        co_return co_await in_turn(state->queue, access, std::move(task));
     }
 
 private:
-    static std::string lane_key(const LocalStoreState& s) { return "rath.memory.local:" + s.root.string(); }
+    // A plain write: queued like any exclusive op; when its turn comes, the plain writes
+    // queued right behind it are written in the same job.
+    static boost::asio::awaitable<MemoryResult> write_batched(rath::async::Runtime::blocking_executor_type pool,
+                                                              std::shared_ptr<LocalStoreState> state, OpWrite op) {
+        constexpr std::size_t max_batch = 256;
+        std::shared_ptr<StoreQueue> q = state->queue;
+        auto w = q->enqueue(StoreQueue::Access::exclusive, std::move(op));
+        auto wait = StoreQueue::wait_turn(q, w);
+        co_await std::move(wait);
+        if (w->state == StoreQueue::Waiter::State::joined) co_return std::move(w->result);
+        TurnRelease release{q.get(), StoreQueue::Access::exclusive};
+        std::vector<StoreQueue::WaiterPtr> batch{w};
+        for (auto& more : q->take_batch(max_batch - 1)) batch.push_back(std::move(more));
+        auto job = [state, batch]() {
+            std::vector<const OpWrite*> ops;
+            ops.reserve(batch.size());
+            for (const auto& b : batch) ops.push_back(&*b->write);
+            std::vector<MemoryResult> results = detail::run_write_batch(*state, ops);
+            for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(results[i]);
+            return true;
+        };
+        try {
+            (void)co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+        } catch (const std::exception& e) {
+            for (std::size_t i = 1; i < batch.size(); ++i) {
+                batch[i]->result = ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+                batch[i]->grant.set_value();
+            }
+            throw;
+        }
+        for (std::size_t i = 1; i < batch.size(); ++i) batch[i]->grant.set_value();
+        co_return std::move(w->result);
+    }
 
     static boost::asio::awaitable<MemoryResult> run_op(rath::async::Runtime::blocking_executor_type pool,
                                                        std::shared_ptr<LocalStoreState> state, MemoryStorePtr store,
@@ -260,10 +329,9 @@ private:
         auto pool = runtime().blocking_executor();
         // Operands are named before each co_await: GCC 12 destroys some temporaries of a
         // co_await expression twice.
-        std::string key = lane_key(*state);
         MemoryOp archive_op = op;
         auto archive = run_op(pool, state, store, std::move(archive_op));
-        MemoryResult archived = co_await runtime().strands().async_run(key, std::move(archive));
+        MemoryResult archived = co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(archive));
         auto* result = std::get_if<CommitResult>(&archived);
         if (!result) co_return archived;
         auto resolve = [store]() { return resolve_chat(store->spec()); };
@@ -288,9 +356,8 @@ private:
         // Decision (§2.12 quirk): the count is the memos written; invalid URIs are skipped.
         std::int64_t written = 0;
         for (auto& [uri, content] : memos) {
-            MemoryOp write_op = OpWrite{uri, content};
-            auto write = run_op(pool, state, store, std::move(write_op));
-            MemoryResult w = co_await runtime().strands().async_run(key, std::move(write));
+            auto write = write_batched(pool, state, OpWrite{uri, content});
+            MemoryResult w = co_await std::move(write);
             if (std::holds_alternative<WriteResult>(w)) ++written;
         }
         result->extracted_count = written;
@@ -347,7 +414,6 @@ private:
                                                                        std::shared_ptr<rath::llm::EmbeddingClient> client,
                                                                        FindArgs args) {
         auto pool = runtime().blocking_executor();
-        std::string key = lane_key(*state);
         const auto& provider = client->provider();
         std::string model = provider.model.empty() ? std::string("<embedding>") : provider.model;
         auto scope_job = [state, target = args.target, model]() -> std::variant<detail::EmbedScope, ExecutionFailure> {
@@ -358,7 +424,7 @@ private:
             }
         };
         auto scope_task = run_blocking_job(pool, std::move(scope_job));
-        auto scoped = co_await runtime().strands().async_run(key, std::move(scope_task));
+        auto scoped = co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(scope_task));
         if (auto* f = std::get_if<ExecutionFailure>(&scoped)) co_return MemoryResult(*f);
         detail::EmbedScope sc = std::move(std::get<detail::EmbedScope>(scoped));
         if (sc.failure) co_return MemoryResult(*sc.failure);
@@ -415,7 +481,7 @@ private:
                 return true;
             };
             auto store_task = run_blocking_job(pool, std::move(store_job));
-            (void)co_await runtime().strands().async_run(key, std::move(store_task));
+            (void)co_await in_turn(state->queue, StoreQueue::Access::exclusive, std::move(store_task));
         }
         co_return MemoryResult(rank_by_cosine(sc.docs, qv, args.top_k));
     }

@@ -1,6 +1,7 @@
 #include "lib/memory/local_store.hpp"
 
 #include <rath/log.hpp>
+#include <rath/memory/error.hpp>
 #include <rath/memory/persistence.hpp>
 #include <rath/memory/uri.hpp>
 #include <rath/session/persistence/records.hpp>
@@ -277,22 +278,77 @@ namespace {
 
 // --- ops ------------------------------------------------------------------------
 
-MemoryResult do_write(LocalStoreState& st, const OpWrite& op) {
-    auto r = resolve_uri(st.root, op.uri);
-    if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
-    const fs::path& p = std::get<fs::path>(r);
+std::optional<ExecutionFailure> write_refusal(const LocalStoreState& st, const OpWrite& op) {
     if (op.mode != "replace" && op.mode != "write")
         return failure(FailureKind::unsupported, "unsupported write mode: " + pyrepr(op.mode));
+    if (static_cast<std::int64_t>(op.content.size()) > st.params.max_document_bytes)
+        return failure(FailureKind::unsupported, "document of " + std::to_string(op.content.size()) +
+                                                     " bytes exceeds the store's max_document_bytes (" +
+                                                     std::to_string(st.params.max_document_bytes) + ")");
+    return std::nullopt;
+}
+
+// resolve_uri for the writes of one batch: under a directory this batch already
+// resolved and made (no symlink on the way, under the lock), only the last component
+// needs a look; anything else takes the full resolution.
+std::variant<fs::path, ExecutionFailure> resolve_in_batch(const fs::path& root, std::string_view uri,
+                                                          const std::vector<fs::path>& made) {
+    auto slash = uri.rfind('/');
+    auto prefix = memory_uri_prefix(uri);
+    if (!made.empty() && prefix && slash != std::string_view::npos && slash + 1 < uri.size() &&
+        slash > prefix->size()) {
+        std::string_view dir = uri.substr(prefix->size(), slash - prefix->size());
+        std::string_view leaf = uri.substr(slash + 1);
+        fs::path parent = root / std::string(dir);
+        bool plain_leaf = leaf != "." && leaf != ".." && leaf.find('\0') == std::string_view::npos;
+        bool plain_dir = dir.find("//") == std::string_view::npos && dir.find("/.") == std::string_view::npos &&
+                         !dir.starts_with(".");
+        if (plain_leaf && plain_dir && std::find(made.begin(), made.end(), parent) != made.end()) {
+            fs::path p = parent / std::string(leaf);
+            struct stat sb {};
+            if (::lstat(p.c_str(), &sb) != 0 || !S_ISLNK(sb.st_mode)) return p;
+        }
+    }
+    return resolve_uri(root, uri);
+}
+
+// One write, the caller holding the store lock. `made`: directories this batch
+// resolved and made (each free of symlinks: resolve_uri gave back the path as written).
+// Adds the written file to `written` for the index.
+MemoryResult write_locked(LocalStoreState& st, const OpWrite& op, std::vector<fs::path>& made,
+                          std::vector<WrittenDoc>* written) {
+    if (auto refused = write_refusal(st, op)) return *refused;
+    auto r = resolve_in_batch(st.root, op.uri, made);
+    if (auto* f = std::get_if<ExecutionFailure>(&r)) return *f;
+    const fs::path& p = std::get<fs::path>(r);
     if (p.parent_path() == st.root)
         return failure(FailureKind::invalid_uri, "cannot write to a scope itself: " + pyrepr(op.uri));
     fs::path target = md_path(p);
-    StoreLock lock(st.root);
-    fs::create_directories(target.parent_path());
+    fs::path parent = target.parent_path();
+    if (std::find(made.begin(), made.end(), parent) == made.end()) {
+        fs::create_directories(parent);
+        // Remembered only when nothing on the way is a symlink (the resolved path is the
+        // path as written), so resolve_in_batch may skip resolving it again.
+        std::error_code ec;
+        if (fs::canonical(parent, ec) == parent && !ec) made.push_back(parent);
+    }
     atomic_write(target, op.content);
     std::error_code ec;
     fs::remove(sidecar(target, ".vec"), ec);
     fs::remove(sidecar(target, ".meta.json"), ec);
+    if (written) {
+        struct stat sb {};
+        if (::lstat(target.c_str(), &sb) == 0 && S_ISREG(sb.st_mode))
+            written->push_back({rel_of(st.root, target), static_cast<std::int64_t>(sb.st_size),
+                                static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1'000'000'000 + sb.st_mtim.tv_nsec,
+                                op.content});
+    }
     return WriteResult{op.uri, op.content.size()};
+}
+
+MemoryResult do_write(LocalStoreState& st, const OpWrite& op) {
+    std::vector<MemoryResult> r = run_write_batch(st, {&op});
+    return std::move(r.front());
 }
 
 MemoryResult do_read(LocalStoreState& st, const OpRead& op) {
@@ -307,6 +363,10 @@ MemoryResult do_read(LocalStoreState& st, const OpRead& op) {
         fs::path real = fs::weakly_canonical(cand, ec);
         if (ec || !inside(st.root, real))
             return failure(FailureKind::invalid_uri, "path escapes store root: " + pyrepr(op.uri));
+        if (static_cast<std::int64_t>(sb.st_size) > st.params.max_document_bytes)
+            return failure(FailureKind::unsupported, "memory at " + op.uri + " has " + std::to_string(sb.st_size) +
+                                                         " bytes, over the store's max_document_bytes (" +
+                                                         std::to_string(st.params.max_document_bytes) + ")");
         std::string body = read_all(real);
         if (!op.encoding) {
             std::vector<std::byte> bytes(body.size());
@@ -374,7 +434,16 @@ const std::vector<WalkDoc>& whole_walk(LocalStoreState& st) {
         return st.walk;
     }
     if (!st.watch) st.watch = std::make_unique<TreeWatch>(st.root);
-    TreeWatch::Changes changes = st.watch->drain();
+    TreeWatch::Changes changes;
+    {
+        std::lock_guard lk(st.watch_mu);
+        changes = st.watch->drain();
+        changes.rewalk = changes.rewalk || st.stashed_rewalk;
+        changes.touched.insert(changes.touched.end(), std::make_move_iterator(st.stashed_touched.begin()),
+                               std::make_move_iterator(st.stashed_touched.end()));
+        st.stashed_rewalk = false;
+        st.stashed_touched.clear();
+    }
     if (st.walk_valid && !changes.rewalk && st.watch->usable()) {
         if (changes.touched.empty()) return st.walk;
         WalkPatch patch{std::to_string(st.walk_version), {}};
@@ -475,8 +544,73 @@ std::variant<std::unique_ptr<FindScope>, ExecutionFailure> find_scope(LocalStore
     return sc;
 }
 
+// The §2.9 snippet of a hit. Snippets are remembered by path, size and modification
+// time (the stamps the index trusts too), so repeated recalls of the same notes read
+// no file.
+std::optional<std::string> hit_snippet(LocalStoreState& st, const WalkDoc& d) {
+    {
+        std::lock_guard lk(st.snippet_mu);
+        if (auto it = st.snippets.find(d.rel); it != st.snippets.end() && it->second.size == d.size &&
+                                               it->second.mtime_ns == d.mtime_ns)
+            return it->second.snippet;
+    }
+    std::optional<std::string> snip;
+    try {
+        std::string body = read_all(st.root / d.rel);
+        if (is_valid_utf8(body)) snip = snippet_of(body);
+        // Stamped as the walk saw it: a file changed since then is read again next time.
+        if (static_cast<std::int64_t>(body.size()) == d.size) {
+            std::lock_guard lk(st.snippet_mu);
+            if (st.snippets.size() >= LocalStoreState::max_snippets) st.snippets.clear();
+            st.snippets.insert_or_assign(d.rel, LocalStoreState::CachedSnippet{d.size, d.mtime_ns, snip});
+        }
+    } catch (const std::system_error&) {
+        // Deleted since the walk: the hit stays, without a snippet.
+    }
+    return snip;
+}
+
+FindResult hits_to_result(LocalStoreState& st, const std::vector<WalkDoc>& docs, const std::vector<LexicalHit>& hits,
+                          const FindScope& sc) {
+    FindResult out;
+    out.hits.reserve(hits.size());
+    for (const auto& h : hits) {
+        const WalkDoc& d = docs[h.pos];
+        out.hits.push_back({sc.uri_of(d), h.score, hit_snippet(st, d), std::nullopt});
+    }
+    return out;
+}
+
+// A whole-store find while nothing changed since the index last caught up: scoring
+// only, under the shared lock, side by side with other such finds. nullopt: the slow
+// path must catch up first (what the watch reported is kept for it).
+std::optional<FindResult> find_unchanged(LocalStoreState& st, const std::string& query, int top_k) {
+    std::shared_lock rl(st.rw);
+    if (!st.use_watch || !st.walk_valid || !st.watch || !st.index) return std::nullopt;
+    {
+        std::lock_guard lk(st.watch_mu);
+        if (!st.watch->usable() || st.stashed_rewalk || !st.stashed_touched.empty()) return std::nullopt;
+        TreeWatch::Changes changes = st.watch->drain();
+        if (changes.rewalk || !changes.touched.empty()) {
+            st.stashed_rewalk = changes.rewalk;
+            st.stashed_touched = std::move(changes.touched);
+            return std::nullopt;
+        }
+    }
+    FindScope sc;
+    sc.whole = true;
+    sc.docs = &st.walk;
+    std::optional<std::vector<LexicalHit>> hits =
+        st.index->find_current(st.walk, std::to_string(st.walk_version), query, top_k);
+    if (!hits) return std::nullopt;
+    return hits_to_result(st, st.walk, *hits, sc);
+}
+
 MemoryResult do_find(LocalStoreState& st, const std::string& query, const std::optional<std::string>& target,
                      int top_k) {
+    if (!target || target->empty())
+        if (auto fast = find_unchanged(st, query, top_k)) return std::move(*fast);
+    std::unique_lock wl(st.rw);
     auto scoped = find_scope(st, target);
     if (auto* f = std::get_if<ExecutionFailure>(&scoped)) return *f;
     const FindScope& sc = *std::get<std::unique_ptr<FindScope>>(scoped);
@@ -488,20 +622,7 @@ MemoryResult do_find(LocalStoreState& st, const std::string& query, const std::o
         StoreLock lock(st.root);
         hits = st.index->find(docs, sc.whole, sc.walk_key, query, top_k, sc.whole && st.patch ? &*st.patch : nullptr);
     }
-    FindResult out;
-    out.hits.reserve(hits.size());
-    for (const auto& h : hits) {
-        const WalkDoc& d = docs[h.pos];
-        std::optional<std::string> snip;
-        try {
-            std::string body = read_all(st.root / d.rel);
-            if (is_valid_utf8(body)) snip = snippet_of(body);
-        } catch (const std::system_error&) {
-            // Deleted since the walk: the hit stays, without a snippet.
-        }
-        out.hits.push_back({sc.uri_of(d), h.score, std::move(snip), std::nullopt});
-    }
-    return out;
+    return hits_to_result(st, docs, hits, sc);
 }
 
 // Invalid UTF-8 bytes become spaces, as the lexical ranker treats them as separators:
@@ -642,6 +763,51 @@ MemoryResult ingest_resource(LocalStoreState& st, const OpResource& op, const st
     return WriteResult{result_uri, bytes.size()};
 }
 
+std::vector<MemoryResult> run_write_batch(LocalStoreState& st, const std::vector<const OpWrite*>& ops) {
+    std::vector<MemoryResult> out;
+    out.reserve(ops.size());
+    // Each write is refused before the lock is taken if it can be.
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (auto refused = write_refusal(st, *ops[i])) out.emplace_back(std::move(*refused));
+        else {
+            out.emplace_back(WriteResult{});
+            todo.push_back(i);
+        }
+    }
+    if (todo.empty()) return out;
+    std::unique_lock wl(st.rw);
+    StoreLock lock(st.root);
+    std::vector<fs::path> made;
+    // Indexed as written, from the bytes in hand: the first find then only stats the
+    // files it would otherwise read back and tokenise.
+    if (!st.index) st.index = std::make_unique<LexicalIndex>(st.root, st.params);
+    std::vector<WrittenDoc> written;
+    std::vector<WrittenDoc>* index_into = &written;
+    for (std::size_t i : todo) {
+        try {
+            out[i] = write_locked(st, *ops[i], made, index_into);
+        } catch (...) {
+            out[i] = failure_from_current_exception();
+        }
+    }
+    if (!written.empty()) st.index->add_written(written);
+    return out;
+}
+
+ExecutionFailure failure_from_current_exception() {
+    try {
+        throw;
+    } catch (const std::system_error& e) {
+        if (e.code() == std::errc::permission_denied || e.code() == std::errc::operation_not_permitted)
+            return ExecutionFailure{FailureKind::unauthorized, std::string("permission denied: ") + e.what(),
+                                    std::nullopt};
+        return ExecutionFailure{FailureKind::internal, std::string("OSError: ") + e.what(), std::nullopt};
+    } catch (const MemoryBackendError& e) {
+        return ExecutionFailure{FailureKind::internal, e.what(), std::nullopt};
+    }
+}
+
 LocalStoreState::LocalStoreState() = default;
 LocalStoreState::~LocalStoreState() = default;
 
@@ -702,6 +868,14 @@ std::optional<Bm25Params> bm25_params_from(const json::object& options, std::str
             p.b = 0.4;
         }
     }
+    if (const json::value* m = options.if_contains("max_document_bytes"); m && !m->is_null()) {
+        std::int64_t v = m->is_int64() ? m->as_int64() : m->is_uint64() ? static_cast<std::int64_t>(std::min<std::uint64_t>(m->as_uint64(), INT64_MAX)) : 0;
+        if (v <= 0) {
+            error = "memory store option 'max_document_bytes' must be a positive integer";
+            return std::nullopt;
+        }
+        p.max_document_bytes = v;
+    }
     for (auto [key, slot] : {std::pair{"bm25_k1", &p.k1}, std::pair{"bm25_b", &p.b}}) {
         const json::value* v = options.if_contains(key);
         if (!v || v->is_null()) continue;
@@ -751,6 +925,7 @@ void touch_meta(const fs::path& root, const json::object* options, bool on_open)
 
 EmbedScope embedding_scope(LocalStoreState& st, const std::optional<std::string>& target, const std::string& model) {
     EmbedScope out;
+    std::unique_lock wl(st.rw);
     auto scoped = find_scope(st, target);
     if (auto* f = std::get_if<ExecutionFailure>(&scoped)) {
         out.failure = *f;
@@ -759,6 +934,7 @@ EmbedScope embedding_scope(LocalStoreState& st, const std::optional<std::string>
     const FindScope& sc = *std::get<std::unique_ptr<FindScope>>(scoped);
     out.docs.reserve(sc.docs->size());
     for (const auto& d : *sc.docs) {
+        if (d.size > st.params.max_document_bytes) continue;  // as lexical find leaves it out
         std::string body;
         try {
             body = read_all(st.root / d.rel);

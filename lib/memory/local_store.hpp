@@ -4,9 +4,11 @@
 // One LocalStoreState per canonical store directory per process, shared by every
 // handle opened on it.
 //
-// Thread safety: run_op and touch_meta must not run concurrently on one state (local.cpp
-// serializes them on the store's lane); mutations also take an exclusive flock on
-// <store>/.rath.lock against other processes. Errors: data-plane problems are
+// Thread safety: run_op and touch_meta run one at a time on one state, except that
+// reads (read, list, tree, find, search) may run side by side with each other
+// (local.cpp's store queue grants that); finds share the index through
+// LocalStoreState::rw. Mutations also take an exclusive flock on <store>/.rath.lock
+// against other processes. Errors: data-plane problems are
 // ExecutionFailure values; filesystem errors escape as std::system_error /
 // std::filesystem::filesystem_error for the dispatch wrapper to map.
 #include <rath/memory/op.hpp>
@@ -17,13 +19,17 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <variant>
 
 namespace rath::memory::detail {
 
 class TreeWatch;
 class VectorCache;
+class StoreQueue;  // local.cpp: the order of one store directory's ops in this process
 
 struct LocalStoreState {
     LocalStoreState();
@@ -32,6 +38,7 @@ struct LocalStoreState {
     LocalStoreState& operator=(const LocalStoreState&) = delete;
 
     std::filesystem::path root;  // canonical
+    std::shared_ptr<StoreQueue> queue;  // shared by every state on this directory
     Bm25Params params;
     // Store option "watch" (default true): false means a stat walk before every find,
     // for filesystems whose changes inotify does not see (NFS and other network mounts).
@@ -48,7 +55,36 @@ struct LocalStoreState {
     std::optional<WalkPatch> patch;
     // Embedding vectors by content hash (vectors.sqlite), made on the first embedding find.
     std::unique_ptr<VectorCache> vectors;
+
+    // Finds that only score take it shared; catching the walk and the index up with
+    // the files, and indexing writes, take it exclusive.
+    std::shared_mutex rw;
+    // Guards draining the watch from shared finds; what they drain is kept in
+    // `stashed_*` for the next exclusive catch-up.
+    std::mutex watch_mu;
+    bool stashed_rewalk = false;
+    std::vector<std::string> stashed_touched;
+
+    // Snippets of recent hits by relative path, with the size and mtime they were made
+    // from (a different stamp means the file is read again); cleared when full.
+    struct CachedSnippet {
+        std::int64_t size = 0;
+        std::int64_t mtime_ns = 0;
+        std::optional<std::string> snippet;
+    };
+    static constexpr std::size_t max_snippets = 4096;
+    std::mutex snippet_mu;
+    std::unordered_map<std::string, CachedSnippet> snippets;
 };
+
+// Writes queued back to back, run under one file lock with one index transaction
+// (their files are written exactly as one by one). Results in the order of `ops`.
+// Filesystem errors of one write become that write's Failure.
+[[nodiscard]] std::vector<MemoryResult> run_write_batch(LocalStoreState& state, const std::vector<const OpWrite*>& ops);
+
+// The Failure for the exception being handled (call inside a catch block): permission
+// errors are unauthorized, other OS errors and backend errors internal.
+[[nodiscard]] ExecutionFailure failure_from_current_exception();
 
 // One document of an embedding find (§2.10): its URI, the text to embed (invalid
 // UTF-8 bytes as spaces), the SHA-256 of its bytes, its §2.9 snippet (none for a
@@ -76,6 +112,7 @@ void remember_vectors(LocalStoreState& state, const std::string& model,
 // The BM25 settings the options name; nullopt with `error` set for a bad value.
 [[nodiscard]] std::optional<Bm25Params> bm25_params_from(const boost::json::object& options, std::string& error);
 // The "watch" option; nullopt with `error` set for a non-boolean.
+// (bm25_params_from also reads "max_document_bytes", a positive integer.)
 [[nodiscard]] std::optional<bool> watch_option(const boost::json::object& options, std::string& error);
 // Updates meta.json (§2.2): `on_open` also records the providers from `options`.
 void touch_meta(const std::filesystem::path& root, const boost::json::object* options, bool on_open);

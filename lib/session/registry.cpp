@@ -143,6 +143,11 @@ std::size_t SessionRegistry::size() const {
     return n;
 }
 
+std::size_t SessionRegistry::capacity() const {
+    std::lock_guard lk(mu_);
+    return slots_.size();
+}
+
 void SessionRegistry::clear() {
     std::lock_guard lk(mu_);
     slots_.clear();

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 
 namespace rath::tool {
 
@@ -90,9 +91,23 @@ std::optional<std::vector<std::string>> command_argv(const json::value& cmd, std
     return std::nullopt;
 }
 
+// Policies by session id, each with a weak reference to its session: an entry whose
+// session is gone no longer applies and is dropped by the next sweep, which runs
+// whenever the table has doubled since the last one (so it stays within twice the
+// sessions that hold a policy, however many sessions a process serves).
 struct Attachments {
+    struct Entry {
+        WeakSession session;
+        std::shared_ptr<ToolPolicyEnforcer> enforcer;
+    };
     std::mutex mu;
-    std::map<std::string, std::shared_ptr<ToolPolicyEnforcer>> by_session;
+    std::unordered_map<std::string, Entry> by_session;
+    std::size_t sweep_at = 64;
+
+    void sweep() {
+        std::erase_if(by_session, [](const auto& kv) { return kv.second.session.expired(); });
+        sweep_at = std::max<std::size_t>(64, by_session.size() * 2);
+    }
 };
 
 Attachments& attachments() {
@@ -186,17 +201,32 @@ void set_tool_policy(const Session& session, std::optional<ToolPolicy> policy) {
     auto enforcer = policy ? std::make_shared<ToolPolicyEnforcer>(std::move(*policy)) : nullptr;
     auto& a = attachments();
     std::lock_guard lk(a.mu);
-    if (enforcer)
-        a.by_session[session.id()] = std::move(enforcer);
-    else
+    if (enforcer) {
+        a.by_session.insert_or_assign(session.id(), Attachments::Entry{WeakSession(session), std::move(enforcer)});
+        if (a.by_session.size() >= a.sweep_at) a.sweep();
+    } else {
         a.by_session.erase(session.id());
+    }
 }
 
 std::shared_ptr<ToolPolicyEnforcer> tool_policy_enforcer(const Session& session) {
     auto& a = attachments();
     std::lock_guard lk(a.mu);
+    if (a.by_session.empty()) return nullptr;
     auto it = a.by_session.find(session.id());
-    return it == a.by_session.end() ? nullptr : it->second;
+    if (it == a.by_session.end()) return nullptr;
+    if (it->second.session.expired()) {
+        a.by_session.erase(it);
+        return nullptr;
+    }
+    return it->second.enforcer;
+}
+
+std::size_t tool_policy_count() {
+    auto& a = attachments();
+    std::lock_guard lk(a.mu);
+    a.sweep();
+    return a.by_session.size();
 }
 
 }  // namespace rath::tool

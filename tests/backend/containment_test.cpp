@@ -50,6 +50,16 @@ TEST_CASE("bwrap under root runs commands as an unprivileged uid that owns the w
     b->close(sb);
 }
 
+TEST_CASE("directories the write tool creates under root bwrap belong to the sandbox user, so its commands can write in them") {
+    if (!bwrap_unavailable_reason().empty() || ::geteuid() != 0) return;
+    auto b = bwrap_with([](rb::BwrapOptions&) {});
+    auto sb = b->open();
+    auto w = sb->dispatch(rb::FilesWrite{.path = "made/by/tool/a.txt", .data = "a"});
+    REQUIRE(std::holds_alternative<rb::FileWriteResult>(w));
+    CHECK(out(sb->dispatch(shell("echo b > made/by/tool/b.txt && mkdir made/by/more && cat made/by/tool/*.txt"))) == "ab\n");
+    b->close(sb);
+}
+
 TEST_CASE("host secrets are not visible in a bwrap sandbox") {
     if (!bwrap_unavailable_reason().empty()) return;
     auto b = bwrap_with([](rb::BwrapOptions&) {});

@@ -42,7 +42,7 @@ bool mentions(const rb::DispatchResult& r, const std::string& text) {
 }  // namespace
 
 TEST_CASE("a FIFO in the workspace fails reads and writes promptly naming its type") {
-    for (auto& name : conformance_backends()) {
+    for (auto& name : host_backends()) {
         CAPTURE(name);
         auto& b = fresh_backend(name);
         auto sb = b.open();
@@ -300,7 +300,7 @@ TEST_CASE("a NUL byte in any path or argument is refused before it reaches the O
 }
 
 TEST_CASE("a write through a hard link to a file outside the workspace leaves that file unchanged") {
-    for (auto& name : conformance_backends()) {
+    for (auto& name : host_backends()) {
         CAPTURE(name);
         auto& b = fresh_backend(name);
         TempDir outer;

@@ -1,6 +1,7 @@
 // The backend conformance suite (backend_tools.md §8 tests/conformance): every case
-// runs against every host backend (local, trusted-host, and bwrap when it can start
-// a sandbox here), each with a fresh backend singleton.
+// runs against every backend (local, trusted-host, bwrap when it can start a sandbox
+// here, and opensandbox against a rath-sandbox-server the suite starts), each with a
+// fresh backend singleton.
 #include "backend/backend_support.hpp"
 
 #include <rath/backend/stream.hpp>
@@ -107,7 +108,14 @@ TEST_CASE("command run sees the payload environment and stdin") {
         CHECK(as<rb::CommandResult>(sb->dispatch(c)).stdout_data.find("hello42") != std::string::npos);
         auto s = argv({"python3", "-c", "import sys; print(sys.stdin.read().upper())"});
         s.stdin_data = "abc";
-        CHECK(as<rb::CommandResult>(sb->dispatch(s)).stdout_data.find("ABC") != std::string::npos);
+        if (name == "opensandbox") {
+            // execd has no stdin (backend_tools.md §4.5): refused, never run without it.
+            auto r = sb->dispatch(s);
+            CHECK(failure(r).kind == "unsupported_tool");
+            CHECK(failure(r).message == "backend 'opensandbox' does not support stdin on commands.run");
+        } else {
+            CHECK(as<rb::CommandResult>(sb->dispatch(s)).stdout_data.find("ABC") != std::string::npos);
+        }
         // Without stdin the child reads /dev/null, never the runtime's stdin.
         auto n = argv({"python3", "-c", "import sys; print(len(sys.stdin.read()))"});
         CHECK(as<rb::CommandResult>(sb->dispatch(n)).stdout_data == "0\n");

@@ -4,6 +4,7 @@ set(rath_example_checks
   "02_session_lineage|resumed session equals the original: true"
   "03_sandbox_backend|local"
   "04_builtin_tools|list_workspace_files"
+  "06_mcp|tools from server-everything: .*get-sum.*echo -> .*Echo: hello from mcp.*answer: The MCP server says: .*The sum of 20 and 22 is 42.*server connections made: 1"
   "05_custom_tool|compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
   "07_streaming|\\[finish_reason=stop\\].*--- usage total="
   "08_compress|--- chunks after compression: 1"
@@ -20,6 +21,22 @@ foreach(check ${rath_example_checks})
     set(args)
     if(example STREQUAL "00_demo")
       set(args 200 ${CMAKE_CURRENT_BINARY_DIR}/demo-out)
+    endif()
+    if(example STREQUAL "06_mcp")
+      # The server-everything copy pinned in tests/integration/npm (scripts/install-deps.sh
+      # --test), run by Node 22 from .deps when present, else by `node` on PATH; a
+      # missing one fails the test.
+      set(rath_node22 ${PROJECT_SOURCE_DIR}/.deps/node22/node_modules/node/bin/node)
+      if(EXISTS ${rath_node22})
+        set(rath_node ${rath_node22})
+      else()
+        find_program(rath_node node)
+        if(NOT rath_node)
+          set(rath_node node)
+        endif()
+      endif()
+      set(args ${rath_node}
+          ${PROJECT_SOURCE_DIR}/tests/integration/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio)
     endif()
     add_test(NAME example_${example} COMMAND ${example} ${args} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
     set_tests_properties(example_${example} PROPERTIES

@@ -1,1 +1,1 @@
-rath_add_test_suite(flow LABELS "flow;tsan" LIBS rath::testing)
+rath_add_test_suite(flow LABELS "flow;tsan" LIBS rath::testing rath::fake_llm)

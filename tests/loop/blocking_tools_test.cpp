@@ -87,13 +87,10 @@ TEST_CASE("two hundred sessions of a one second sync tool take 200 s divided by 
     CHECK(on_io_thread.load() == 0);
     CHECK(elapsed >= ideal * 0.95);  // the pool bounds it: never more than `pool` at once
     CHECK(elapsed < ideal * 3);      // and nothing else does (no process-wide tool lane)
-    // A starved io thread showed as timers ~100 s late; sanitizer builds on a loaded
-    // machine add a few hundred ms of scheduling noise, the release build checks 200 ms.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    constexpr auto timer_bound = 1000ms;
-#else
-    constexpr auto timer_bound = 200ms;
-#endif
+    // A starved io thread showed as timers ~100 s late. A machine busy with other work
+    // (parallel ctest, sanitizer builds) adds up to a few hundred ms of scheduling noise
+    // (495 ms seen with 8 compilers on 2 cores), so the bound is 2 s: far from both.
+    constexpr auto timer_bound = 2000ms;
     CHECK(worst < timer_bound);
 }
 

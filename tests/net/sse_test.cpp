@@ -313,3 +313,18 @@ TEST_CASE("an exception thrown by the callback propagates and reset recovers the
     p.feed("data: c\n\n", [&](SseEvent& e) { got.push_back(e.data); });
     CHECK(got == std::vector<std::string>{"c"});
 }
+
+TEST_CASE("bare JSON lines are data lines only when the execd dialect is on") {
+    const std::string body = "{\"type\":\"stdout\",\"text\":\"a:b\"}\n\n{\"type\":\"ping\"}\n{\"type\":\"init\"}\n\ndata: {\"x\":1}\n\n";
+    std::vector<std::string> plain, bare;
+    SseParser p;
+    p.feed(body, [&](SseEvent& e) { plain.push_back(e.data); });
+    p.finish([&](SseEvent& e) { plain.push_back(e.data); });
+    CHECK(plain == std::vector<std::string>{"{\"x\":1}"});
+    SseParser q;
+    q.accept_bare_json_lines(true);
+    for (char c : body) q.feed(std::string_view(&c, 1), [&](SseEvent& e) { bare.push_back(e.data); });
+    q.finish([&](SseEvent& e) { bare.push_back(e.data); });
+    CHECK(bare == std::vector<std::string>{"{\"type\":\"stdout\",\"text\":\"a:b\"}", "{\"type\":\"ping\"}\n{\"type\":\"init\"}",
+                                           "{\"x\":1}"});
+}

@@ -169,6 +169,28 @@ TEST_CASE("a proxy that refuses CONNECT is a proxy error") {
     CHECK(std::string(e.what()).find("403") != std::string::npos);
 }
 
+TEST_CASE("a proxy answering CONNECT with a header over the cap is header_too_large") {
+    // A proxy that accepts one connection and answers its CONNECT with a 70 KiB header.
+    asio::io_context io;
+    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    const auto port = acceptor.local_endpoint().port();
+    std::thread proxy([&] {
+        boost::system::error_code ec;
+        tcp::socket s(io);
+        acceptor.accept(s, ec);
+        if (ec) return;
+        char buf[1024];
+        s.read_some(asio::buffer(buf), ec);
+        const std::string answer = "HTTP/1.1 200 Connection established\r\nX-Pad: " + std::string(70 * 1024, 'p') + "\r\n\r\n";
+        asio::write(s, asio::buffer(answer), ec);
+        s.read_some(asio::buffer(buf), ec);  // until the client gives up
+    });
+    HttpClient client(runtime(), {.proxy = "http://127.0.0.1:" + std::to_string(port), .no_proxy = ""});
+    auto e = expect_error(client, {.method = "GET", .url = "https://127.0.0.1:9/"});
+    proxy.join();
+    CHECK(e.kind() == HttpErrorKind::header_too_large);
+}
+
 TEST_CASE("HTTPS_PROXY and NO_PROXY are read from the environment") {
     auto ctx = pki().server_context("server");
     TestServer server(hello, ctx.get());

@@ -86,6 +86,12 @@ public:
         clear_event();
     }
 
+    // Dialect of servers that write each event as a bare JSON line (OpenSandbox's
+    // execd does; its SDKs accept both forms): a line starting with `{` is taken as a
+    // `data:` line instead of a field name, which WHATWG would ignore. Consecutive
+    // such lines without a blank line between them join like data lines ('\n').
+    void accept_bare_json_lines(bool on) noexcept { bare_json_ = on; }
+
     // The last `id:` value received (WHATWG "last event ID"), for reconnection.
     [[nodiscard]] std::string_view last_event_id() const noexcept { return last_id_; }
     // The last valid `retry:` value received, in milliseconds.
@@ -116,6 +122,7 @@ private:
     bool has_data_ = false;     // at least one data line in the current event
     bool dispatched_ = false;   // event_ was handed out and must be cleared
     bool line_in_buf_ = false;  // the last returned line lives in line_buf_
+    bool bare_json_ = false;    // accept_bare_json_lines
 };
 
 }  // namespace rath::net

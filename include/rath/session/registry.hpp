@@ -38,6 +38,9 @@ public:
     [[nodiscard]] std::vector<Session> sessions() const;
     // Number of live registered sessions.
     [[nodiscard]] std::size_t size() const;
+    // Slots of the table (live, dead and free): it shrinks back to 64 when a fan-out's
+    // entries are gone. For tests and metrics.
+    [[nodiscard]] std::size_t capacity() const;
     void clear();
 
 private:

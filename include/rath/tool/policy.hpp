@@ -6,6 +6,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,8 +64,12 @@ private:
 };
 
 // Attaches `policy` to the session (by session id; forks get their own id and no
-// policy). Pass nullopt to remove it.
+// policy). Pass nullopt to remove it. The attachment does not keep the session alive
+// and goes with it: a process that serves millions of sessions keeps only the
+// policies of sessions still held.
 void set_tool_policy(const Session& session, std::optional<ToolPolicy> policy);
 [[nodiscard]] std::shared_ptr<ToolPolicyEnforcer> tool_policy_enforcer(const Session& session);
+// Sessions alive with a policy attached (for tests and metrics).
+[[nodiscard]] std::size_t tool_policy_count();
 
 }  // namespace rath::tool

@@ -1,4 +1,5 @@
 #include <rath/async/runtime.hpp>
+#include <rath/backend/persistence.hpp>
 #include <rath/log.hpp>
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
@@ -378,6 +379,27 @@ boost::asio::awaitable<PersistedSession> async_load_session(std::string session_
     co_return co_await rath::async::Runtime::async_blocking(rt.blocking_executor(), std::move(job));
 }
 
+namespace {
+
+// session.md §5.5: an `opensandbox` header with a registry id re-attaches to the
+// remote sandbox it names. A sandbox that is gone (expired, deleted, server
+// unreachable) leaves the session unbound, to open a fresh one on first use, with a
+// warning: the conversation still loads.
+void reattach_sandbox(Session& s, const PersistedSessionHeader& h) {
+    if (h.sandbox_backend != std::optional<std::string>("opensandbox") || !h.sandbox_handle_id) return;
+    auto id = detail::canonical_uuid(*h.sandbox_handle_id);
+    if (!id) return;
+    try {
+        s.bind_sandbox(backend::persistence::reattach_remote(*id));
+    } catch (const std::exception& e) {
+        rath::log(LogLevel::warning, "rath.session.persistence",
+                  "session " + h.id + ": sandbox " + *id + " could not be re-attached (" + e.what() +
+                      "); a new sandbox opens on first use");
+    }
+}
+
+}  // namespace
+
 Session PersistedSession::to_session() const {
     check_tool_order(chunks);
     SessionOptions o;
@@ -386,7 +408,9 @@ Session PersistedSession::to_session() const {
     o.sandbox_spec = header.sandbox_spec;
     o.lineage = Lineage{header.parent_session_ids, header.lineage_operator, header.lineage_kind, header.lineage_extras};
     o.usage = usage;
-    return Session(chunks, std::move(o));
+    Session s(chunks, std::move(o));
+    reattach_sandbox(s, header);
+    return s;
 }
 
 std::pair<Session, Session> PersistedSession::to_resumable_pair(std::optional<std::string> agent_prompt) const {
@@ -395,6 +419,7 @@ std::pair<Session, Session> PersistedSession::to_resumable_pair(std::optional<st
     o.sandbox_backend = header.sandbox_backend;
     o.sandbox_spec = header.sandbox_spec;
     Session user(chunks, std::move(o));
+    reattach_sandbox(user, header);
     if (agent_prompt) return {user, Session::from_agent_prompt(std::move(*agent_prompt))};
     for (const auto& row : chunks) {
         if (row->kind() != ChunkKind::system) continue;

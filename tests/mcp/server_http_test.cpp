@@ -1,0 +1,300 @@
+// The Streamable HTTP transport of rath::mcp::Server on a real loopback socket, spoken
+// to with raw HTTP/1.1 so that every header and status is the test's own choice.
+#include "mcp/server_support.hpp"
+
+#include <rath/mcp/server.hpp>
+#include <rath/mcp/server_http.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cctype>
+#include <map>
+#include <thread>
+
+namespace json = boost::json;
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using namespace rath::mcp;
+
+namespace {
+
+struct Reply {
+    int status = 0;
+    std::map<std::string, std::string> headers;  // lower-case names
+    std::string body;                             // de-chunked
+};
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string dechunk(const std::string& raw) {
+    std::string out;
+    std::size_t pos = 0;
+    while (pos < raw.size()) {
+        auto eol = raw.find("\r\n", pos);
+        if (eol == std::string::npos) break;
+        std::size_t n = std::stoul(raw.substr(pos, eol - pos), nullptr, 16);
+        if (n == 0) break;
+        out += raw.substr(eol + 2, n);
+        pos = eol + 2 + n + 2;
+    }
+    return out;
+}
+
+// One exchange on its own connection ("Connection: close"): the whole answer.
+struct Conn {
+    asio::io_context io;
+    tcp::socket sock{io};
+    std::string buf;
+    explicit Conn(std::uint16_t port) { sock.connect({asio::ip::make_address("127.0.0.1"), port}); }
+
+    void send(const std::string& method, const std::vector<std::pair<std::string, std::string>>& headers,
+              const std::string& body = {}, std::string host = "127.0.0.1") {
+        std::string req = method + " /mcp HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n";
+        for (auto& [k, v] : headers) req += k + ": " + v + "\r\n";
+        if (method == "POST") req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+        req += "\r\n" + body;
+        asio::write(sock, asio::buffer(req));
+    }
+    // Reads until `needle` appears (or EOF); true when it did.
+    bool read_until(std::string_view needle) {
+        char tmp[4096];
+        boost::system::error_code ec;
+        while (buf.find(needle) == std::string::npos) {
+            std::size_t n = sock.read_some(asio::buffer(tmp), ec);
+            buf.append(tmp, n);
+            if (ec) return buf.find(needle) != std::string::npos;
+        }
+        return true;
+    }
+    Reply finish() {
+        read_until(std::string(1, '\0'));  // to EOF
+        Reply r;
+        auto head_end = buf.find("\r\n\r\n");
+        REQUIRE(head_end != std::string::npos);
+        std::string head = buf.substr(0, head_end);
+        r.status = std::stoi(head.substr(9, 3));
+        std::size_t line = head.find("\r\n");
+        while (line != std::string::npos) {
+            auto next = head.find("\r\n", line + 2);
+            std::string h = head.substr(line + 2, next == std::string::npos ? std::string::npos : next - line - 2);
+            auto colon = h.find(':');
+            if (colon != std::string::npos) r.headers[lower(h.substr(0, colon))] = h.substr(colon + 2);
+            line = next;
+        }
+        r.body = buf.substr(head_end + 4);
+        if (lower(r.headers["transfer-encoding"]) == "chunked") r.body = dechunk(r.body);
+        return r;
+    }
+};
+
+const std::vector<std::pair<std::string, std::string>> accept_both{{"Content-Type", "application/json"},
+                                                                   {"Accept", "application/json, text/event-stream"}};
+
+Reply post(std::uint16_t port, const std::string& body, std::vector<std::pair<std::string, std::string>> extra = {},
+           std::string host = "127.0.0.1", bool both = true) {
+    Conn c(port);
+    auto h = both ? accept_both : std::vector<std::pair<std::string, std::string>>{{"Content-Type", "application/json"},
+                                                                                  {"Accept", "application/json"}};
+    h.insert(h.end(), extra.begin(), extra.end());
+    c.send("POST", h, body, std::move(host));
+    return c.finish();
+}
+
+// The JSON messages of an SSE body ("data: " lines), in order.
+std::vector<json::object> sse_messages(const std::string& body) {
+    std::vector<json::object> out;
+    std::size_t pos = 0;
+    while ((pos = body.find("data: ", pos)) != std::string::npos) {
+        auto end = body.find('\n', pos);
+        out.push_back(json::parse(body.substr(pos + 6, end - pos - 6)).as_object());
+        pos = end;
+    }
+    return out;
+}
+
+std::string init_body() {
+    return rath::mcp::test::request_text(0, "initialize",
+                                         {{"protocolVersion", "2025-11-25"},
+                                          {"capabilities", json::object{}},
+                                          {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+}
+
+json::object text_result(std::string text) {
+    return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
+}
+
+struct Fixture {
+    std::shared_ptr<Server> server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});
+    std::unique_ptr<StreamableHttpServer> http;
+    std::atomic<bool> slow_started{false}, slow_cancelled{false};
+    std::string sid;
+
+    Fixture() : Fixture(StreamableHttpServerOptions()) {}
+    explicit Fixture(StreamableHttpServerOptions options) {
+        ToolDefinition steps{.name = "steps", .handler = {}};
+        steps.handler = [](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
+            ctx.progress(1, 2);
+            ctx.log(McpLogLevel::warning, json::string("halfway"));
+            ctx.progress(2, 2);
+            co_return text_result("done");
+        };
+        server->add_tool(std::move(steps));
+        ToolDefinition announce{.name = "announce", .handler = {}};
+        announce.handler = [](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
+            ctx.session().log(McpLogLevel::error, json::string("to everyone"));
+            co_return text_result("announced");
+        };
+        server->add_tool(std::move(announce));
+        ToolDefinition slow{.name = "slow", .handler = {}};
+        slow.handler = [this](json::object, CallContext&) -> asio::awaitable<json::object> {
+            slow_started = true;
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::seconds(30));
+            try {
+                co_await t.async_wait(asio::use_awaitable);
+            } catch (const boost::system::system_error&) {
+                slow_cancelled = true;
+                throw;
+            }
+            co_return text_result("late");
+        };
+        server->add_tool(std::move(slow));
+        http = std::make_unique<StreamableHttpServer>(server, std::move(options));
+        http->start();
+    }
+    std::uint16_t port() const { return http->port(); }
+    std::vector<std::pair<std::string, std::string>> session_headers() const {
+        return {{"Mcp-Session-Id", sid}, {"MCP-Protocol-Version", "2025-11-25"}};
+    }
+    void initialize() {
+        auto r = post(port(), init_body());
+        REQUIRE(r.status == 200);
+        sid = r.headers["mcp-session-id"];
+        REQUIRE(sid.size() == 32);
+        auto n = post(port(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session_headers());
+        REQUIRE(n.status == 202);
+    }
+};
+
+}  // namespace
+
+TEST_SUITE("mcp/server_http") {
+
+TEST_CASE("initialize opens a session with an id; requests without it, with an unknown one or an unknown version are refused") {
+    Fixture f;
+    auto r = post(f.port(), init_body());
+    CHECK(r.status == 200);
+    CHECK(r.headers["content-type"] == "text/event-stream");
+    auto msgs = sse_messages(r.body);
+    REQUIRE(msgs.size() == 1);
+    CHECK(msgs[0].at("result").at("protocolVersion") == "2025-11-25");
+    f.sid = r.headers["mcp-session-id"];
+    CHECK(f.http->session_count() == 1);
+
+    auto ping = rath::mcp::test::request_text(1, "ping");
+    CHECK(post(f.port(), ping).status == 400);
+    CHECK(post(f.port(), ping, {{"Mcp-Session-Id", "0123"}}).status == 404);
+    CHECK(post(f.port(), ping, {{"Mcp-Session-Id", f.sid}, {"MCP-Protocol-Version", "1999-01-01"}}).status == 400);
+    // No version header: the client speaks 2025-03-26, which had none.
+    auto ok = post(f.port(), ping, {{"Mcp-Session-Id", f.sid}});
+    CHECK(ok.status == 200);
+    CHECK(sse_messages(ok.body).at(0).at("result").as_object().empty());
+    CHECK(post(f.port(), "{oops", f.session_headers()).status == 400);
+    CHECK(post(f.port(), R"({"jsonrpc":"2.0","method":"notifications/initialized"})", f.session_headers()).status == 202);
+}
+
+TEST_CASE("a foreign Origin or Host is refused with 403, loopback ones and allowed origins pass") {
+    StreamableHttpServerOptions options;
+    options.allowed_origins.push_back("https://app.example.com");
+    Fixture f(options);
+    CHECK(post(f.port(), init_body(), {{"Origin", "http://evil.example.com"}}).status == 403);
+    CHECK(post(f.port(), init_body(), {}, "evil.example.com").status == 403);
+    CHECK(post(f.port(), init_body(), {}, "evil.example.com:" + std::to_string(f.port())).status == 403);
+    CHECK(post(f.port(), init_body(), {{"Origin", "http://localhost:3000"}}, "localhost:" + std::to_string(f.port())).status == 200);
+    CHECK(post(f.port(), init_body(), {{"Origin", "https://app.example.com"}}).status == 200);
+    CHECK(post(f.port(), init_body(), {{"Origin", "http://[::1]:9"}}, "[::1]:" + std::to_string(f.port())).status == 200);
+    CHECK(f.http->session_count() == 3);
+}
+
+TEST_CASE("a call's progress and log notifications precede its response on its stream; JSON-only clients get one body") {
+    Fixture f;
+    f.initialize();
+    auto call = rath::mcp::test::request_text(2, "tools/call", {{"name", "steps"}, {"_meta", {{"progressToken", "p"}}}});
+    auto r = post(f.port(), call, f.session_headers());
+    auto msgs = sse_messages(r.body);
+    REQUIRE(msgs.size() == 4);
+    CHECK(msgs[0].at("method") == "notifications/progress");
+    CHECK(msgs[1].at("method") == "notifications/message");
+    CHECK(msgs[1].at("params").at("data") == "halfway");
+    CHECK(msgs[2].at("params").at("progress") == 2.0);
+    CHECK(msgs[3].at("result").at("content").at(0).at("text") == "done");
+
+    auto j = post(f.port(), call, f.session_headers(), "127.0.0.1", false);
+    CHECK(j.status == 200);
+    CHECK(j.headers["content-type"] == "application/json");
+    CHECK(json::parse(j.body).at("result").at("content").at(0).at("text") == "done");
+
+    // A batch answers every request in one JSON array.
+    std::string batch = "[" + rath::mcp::test::request_text(3, "ping") + "," + rath::mcp::test::request_text(4, "ping") + "]";
+    auto b = post(f.port(), batch, f.session_headers(), "127.0.0.1", false);
+    CHECK(json::parse(b.body).as_array().size() == 2);
+}
+
+TEST_CASE("the GET stream carries session messages; a second GET is 409; DELETE ends the session and its stream") {
+    Fixture f;
+    f.initialize();
+    Conn get(f.port());
+    auto h = f.session_headers();
+    h.emplace_back("Accept", "text/event-stream");
+    get.send("GET", h);
+    REQUIRE(get.read_until("text/event-stream"));
+
+    Conn second(f.port());
+    second.send("GET", h);
+    CHECK(second.finish().status == 409);
+
+    auto r = post(f.port(), rath::mcp::test::request_text(5, "tools/call", {{"name", "announce"}}), f.session_headers());
+    CHECK(sse_messages(r.body).size() == 1);  // only the response: the log went to the GET stream
+    REQUIRE(get.read_until("to everyone"));
+
+    Conn del(f.port());
+    del.send("DELETE", f.session_headers());
+    CHECK(del.finish().status == 200);
+    auto rest = get.finish();  // the stream ends with the session
+    CHECK(rest.status == 200);
+    CHECK(f.http->session_count() == 0);
+    CHECK(post(f.port(), rath::mcp::test::request_text(6, "ping"), f.session_headers()).status == 404);
+}
+
+TEST_CASE("notifications/cancelled over HTTP cancels the running call and its stream ends without a response") {
+    Fixture f;
+    f.initialize();
+    Conn call(f.port());
+    auto h = accept_both;
+    for (auto& x : f.session_headers()) h.push_back(x);
+    call.send("POST", h, rath::mcp::test::request_text(7, "tools/call", {{"name", "slow"}}));
+    // Nothing is written before the call's first message: wait for it to run instead.
+    for (int i = 0; i < 1000 && !f.slow_started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(f.slow_started);
+    auto n = post(f.port(), R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})",
+                  f.session_headers());
+    CHECK(n.status == 202);
+    auto r = call.finish();
+    CHECK(r.status == 200);
+    CHECK(r.headers["content-type"] == "text/event-stream");
+    CHECK(sse_messages(r.body).empty());
+    for (int i = 0; i < 400 && !f.slow_cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(f.slow_cancelled);
+}
+
+}  // TEST_SUITE

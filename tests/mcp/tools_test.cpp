@@ -1,0 +1,245 @@
+// MCP servers as rath tools: result rows, the shared connection and its restart,
+// per-call timeouts, lanes, config shapes.
+#include "support/temp_dir.hpp"
+
+#include <rath/async/block_on.hpp>
+#include <rath/async/runtime.hpp>
+#include <rath/config/store.hpp>
+#include <rath/mcp/tools.hpp>
+#include <rath/session.hpp>
+#include <rath/tool/dispatch.hpp>
+
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <thread>
+
+namespace json = boost::json;
+using namespace rath::mcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+json::object J(const std::string& text) { return json::parse(text).as_object(); }
+
+McpServerOptions test_server(std::vector<std::string> args = {}) {
+    McpServerOptions o;
+    o.name = "test";
+    o.stdio.command = {std::string(RATH_BINARY_DIR) + "/bin/mcp_test_server"};
+    for (auto& a : args) o.stdio.command.push_back(std::move(a));
+    o.stdio.close_grace = 500ms;
+    return o;
+}
+
+rath::tool::FlowToolPtr find(const std::vector<rath::tool::FlowToolPtr>& tools, const std::string& name) {
+    for (const auto& t : tools)
+        if (t->name() == name) return t;
+    FAIL("no tool " << name);
+    return nullptr;
+}
+
+CallToolResult result_of(const std::string& text) {
+    CallToolResult r;
+    auto o = json::parse(text).as_object();
+    for (auto& b : o["content"].as_array()) {
+        ContentBlock c;
+        auto& bo = b.as_object();
+        c.type = std::string(bo["type"].as_string());
+        if (bo.contains("text")) c.text = std::string(bo["text"].as_string());
+        if (bo.contains("data")) c.data = std::string(bo["data"].as_string());
+        if (bo.contains("mimeType")) c.mime_type = std::string(bo["mimeType"].as_string());
+        if (bo.contains("uri")) c.uri = std::string(bo["uri"].as_string());
+        if (bo.contains("name")) c.name = std::string(bo["name"].as_string());
+        c.raw = b;
+        r.content.push_back(c);
+    }
+    if (o.contains("isError")) r.is_error = o["isError"].as_bool();
+    if (o.contains("structuredContent")) r.structured_content = o["structuredContent"];
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("tool results become rows: text, other blocks summarised, structured content, isError as a failure") {
+    CHECK(tool_result_json(result_of(R"({"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]})"), 100) ==
+          json::parse(R"({"text":"a\nb"})"));
+    CHECK(tool_result_json(result_of(R"({"content":[],"structuredContent":{"x":1}})"), 100) == json::parse(R"({"x":1})"));
+    CHECK(tool_result_json(result_of(R"({"content":[]})"), 100) == json::parse(R"({"ok":true})"));
+    CHECK(tool_result_json(result_of(R"({"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},
+        {"type":"resource_link","uri":"file:///a","name":"a"}]})"), 100) ==
+          json::parse(R"({"content":[{"type":"image","mimeType":"image/png","bytes":8},{"type":"resource_link","uri":"file:///a","name":"a"}]})"));
+    // Text past the cap is cut on a code point and marked.
+    CHECK(tool_result_json(result_of(R"({"content":[{"type":"text","text":"héllo world"}]})"), 5) ==
+          json::parse(R"j({"text":"héllo...(truncated)"})j"));
+    auto failed = tool_result_row(result_of(R"({"content":[{"type":"text","text":"no such city"}],"isError":true})"), "srv",
+                                  "weather", 100);
+    auto* f = std::get_if<rath::backend::DispatchResult>(&failed);
+    REQUIRE(f != nullptr);
+    CHECK(std::get<rath::backend::ToolExecutionFailure>(*f) ==
+          rath::backend::ToolExecutionFailure{"mcp_tool_error", "no such city", std::string("srv/weather")});
+}
+
+TEST_CASE("a server's tools dispatch through one shared connection, with rows, timeouts and schema errors") {
+    auto opts = test_server({"--mode", "bad-schema"});
+    opts.call_timeout = 300ms;
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    REQUIRE(tools.size() == 19);
+    rath::Session s;
+    auto echo = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"hi"})"));
+    CHECK_FALSE(echo.failed);
+    CHECK(json::parse(echo.content) == json::parse(R"({"text":"hi"})"));
+    auto add = rath::tool::dispatch_flow_tool(s, find(tools, "add"), J(R"({"a":1,"b":2})"));
+    CHECK(json::parse(add.content) == json::parse(R"({"text":"{\"sum\":3E0}"})"));
+    auto fail = rath::tool::dispatch_flow_tool(s, find(tools, "fail"), json::object());
+    CHECK(fail.failed);
+    CHECK(json::parse(fail.content) ==
+          json::parse(R"({"ok":false,"error_kind":"mcp_tool_error","message":"the tool failed on purpose","detail":"test/fail"})"));
+    auto slow = rath::tool::dispatch_flow_tool(s, find(tools, "slow"), J(R"({"ms":5000})"));
+    CHECK(slow.failed);
+    CHECK(slow.content.find("McpTimeoutError: MCP tools/call 'slow'") != std::string::npos);
+    auto bad = rath::tool::dispatch_flow_tool(s, find(tools, "bad_type"), json::object());
+    CHECK(bad.failed);
+    CHECK(bad.content.find("cannot be called: its inputSchema.properties.x.type") != std::string::npos);
+    // Every session shares the one process.
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 8; ++i)
+        threads.emplace_back([&] {
+            rath::Session other;
+            auto r = rath::tool::dispatch_flow_tool(other, find(tools, "echo"), J(R"({"text":"x"})"));
+            if (json::parse(r.content) == json::parse(R"({"text":"x"})")) ++ok;
+        });
+    for (auto& t : threads) t.join();
+    CHECK(ok == 8);
+    CHECK(server->connections() == 1);
+    rath::async::block_on(server->async_close());
+}
+
+TEST_CASE("a server that crashed is started again on the next call") {
+    auto server = McpServer::create(test_server());
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    rath::Session s;
+    auto crashed = rath::tool::dispatch_flow_tool(s, find(tools, "crash"), json::object());
+    CHECK(crashed.failed);
+    CHECK(crashed.content.find("McpConnectionError") != std::string::npos);
+    CHECK(crashed.content.find("exited with status 3") != std::string::npos);
+    auto again = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"back"})"));
+    CHECK(json::parse(again.content) == json::parse(R"({"text":"back"})"));
+    CHECK(server->connections() == 2);
+    rath::async::block_on(server->async_close());
+}
+
+TEST_CASE("per_call starts a process for every call, as OpenRath does") {
+    auto opts = test_server();
+    opts.per_call = true;
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    rath::Session s;
+    auto a = rath::tool::dispatch_flow_tool(s, find(tools, "pid"), json::object());
+    auto b = rath::tool::dispatch_flow_tool(s, find(tools, "pid"), json::object());
+    CHECK(a.content != b.content);
+    CHECK(server->connections() == 0);  // no shared connection was made
+}
+
+TEST_CASE("parallel tools overlap within a session and ordered ones take turns across the server's tools") {
+    for (bool parallel : {true, false}) {
+        CAPTURE(parallel);
+        auto opts = test_server();
+        opts.parallel = parallel;
+        auto server = McpServer::create(opts);
+        auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+        CHECK(find(tools, "slow")->parallel_safe() == parallel);
+        CHECK(find(tools, "slow")->lane_group() == find(tools, "echo")->lane_group());
+        rath::Session s;
+        std::vector<std::thread> threads;
+        std::atomic<int> slept{0};
+        for (int i = 0; i < 4; ++i)
+            threads.emplace_back([&, i] {
+                auto r = rath::tool::dispatch_flow_tool(s, find(tools, "slow"), J(R"({"ms":300,"n":)" + std::to_string(i) + "}"));
+                if (json::parse(r.content) == json::parse(R"({"text":"slept"})")) ++slept;
+            });
+        for (auto& t : threads) t.join();
+        CHECK(slept == 4);
+        // How many slow calls the server saw running at once.
+        auto peak = rath::tool::dispatch_flow_tool(s, find(tools, "peak_slow"), json::object());
+        const int most = std::stoi(std::string(json::parse(peak.content).at("text").as_string()));
+        if (parallel)
+            CHECK(most >= 2);
+        else
+            CHECK(most == 1);
+        rath::async::block_on(server->async_close());
+    }
+}
+
+TEST_CASE("config entries of both shapes give server options, with OpenRath's lookup errors") {
+    rath::test::TempDir dir;
+    auto path = dir.path() / "config.json";
+    {
+        std::ofstream out(path);
+        out << R"({"version":1,"mcp":{"default_enabled":["one"],"servers":{
+                   "one":{"command":["srv","--flag"],"env":{"A":"1"},"timeout":2.5,"parallel":false},
+                   "two":{"command":["srv2"]}}},
+                 "mcpServers":{"everything":{"command":"npx","args":["-y","server-everything"],"env":{"B":"2"},"per_call":true}}})";
+    }
+    auto store = std::make_shared<rath::config::ConfigStore>(path);
+    auto one = mcp_server_options_from_config(std::nullopt, store);
+    CHECK(one.name == "one");
+    CHECK(one.stdio.command == std::vector<std::string>{"srv", "--flag"});
+    CHECK(one.stdio.env.at("A") == "1");
+    CHECK(one.call_timeout == 2500ms);
+    CHECK_FALSE(one.parallel);
+    auto every = mcp_server_options_from_config("everything", store);
+    CHECK(every.stdio.command == std::vector<std::string>{"npx", "-y", "server-everything"});
+    CHECK(every.stdio.env.at("B") == "2");
+    CHECK(every.per_call);
+    try {
+        (void)mcp_server_options_from_config("nope", store);
+        FAIL("no error");
+    } catch (const rath::config::ConfigLookupError& e) {
+        CHECK(std::string(e.what()) == "MCP server 'nope' not found in " + path.string() + "; available: ['one', 'two']");
+    }
+    {
+        std::ofstream out(path);
+        out << R"({"version":1,"mcp":{"default_enabled":["one","two"],"servers":{"one":{"command":["a"]},"two":{"command":["b"]}}}})";
+    }
+    auto two = std::make_shared<rath::config::ConfigStore>(path);
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config(std::nullopt, two),
+                         "mcp_tools_from_config() is ambiguous when mcp.default_enabled has 2 entries (['one', 'two']); pass an explicit name=",
+                         rath::config::ConfigLookupError);
+    auto empty = std::make_shared<rath::config::ConfigStore>(dir.path() / "missing.json");
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config(std::nullopt, empty),
+                         "mcp_tools_from_config() requires a server name when mcp.default_enabled is empty in the config",
+                         rath::config::ConfigLookupError);
+}
+
+TEST_CASE("mcp_tools_from_config starts the named server and its tools work") {
+    rath::test::TempDir dir;
+    auto path = dir.path() / "config.json";
+    {
+        std::ofstream out(path);
+        out << R"({"version":1,"mcpServers":{"local":{"command":")" << RATH_BINARY_DIR
+            << R"(/bin/mcp_test_server","args":[],"env":{"X":"1"},"timeout":5}}})";
+    }
+    auto store = std::make_shared<rath::config::ConfigStore>(path);
+    auto tools = rath::async::block_on(async_mcp_tools_from_config("local", store));
+    CHECK(tools.size() == 17);
+    rath::Session s;
+    auto r = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"from config"})"));
+    CHECK(json::parse(r.content) == json::parse(R"({"text":"from config"})"));
+}
+
+TEST_CASE("a tool's large text output is cut at max_output_chars with a marker") {
+    auto opts = test_server();
+    opts.max_output_chars = 1000;
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    rath::Session s;
+    auto r = rath::tool::dispatch_flow_tool(s, find(tools, "big"), J(R"({"bytes":5000000})"));
+    CHECK_FALSE(r.failed);
+    auto text = std::string(json::parse(r.content).at("text").as_string());
+    CHECK(text == std::string(1000, 'b') + "...(truncated)");
+    rath::async::block_on(server->async_close());
+}
