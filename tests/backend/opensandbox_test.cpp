@@ -17,6 +17,7 @@
 #include <rath/session/persistence/writer.hpp>
 
 #include "lib/backend/opensandbox_wire.hpp"
+#include "lib/text/json_parse.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -283,7 +284,7 @@ TEST_CASE("commands on one sandbox are serialized and writes to one path never t
     CHECK(ra.stdout_data == "BEGIN\nEND\n");
     CHECK(rb_.stdout_data == "BEGIN\nEND\n");
     std::vector<std::string> payloads;
-    for (int i = 0; i < 8; ++i) payloads.push_back(std::string(256, static_cast<char>('a' + i)));
+    for (char c : std::string("abcdefgh")) payloads.emplace_back(256, c);
     std::vector<std::future<rb::DispatchResult>> writes;
     for (auto& p : payloads)
         writes.push_back(std::async(std::launch::async, [&, p] { return sb->dispatch(rb::FilesWrite{.path = "same.txt", .data = p}); }));
