@@ -475,7 +475,7 @@ struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBacken
             if (missing)
                 co_return fail("sandbox_unavailable", "sandbox " + pyrepr(sb.handle()) + " no longer exists on the server",
                                std::string("NotFound"));
-            if (st && os::is_gone(st->state))
+            if (st && (os::is_gone(st->state) || st->state == os::SandboxState::stopping))
                 co_return fail("sandbox_unavailable",
                                "sandbox " + pyrepr(sb.handle()) + " is " + st->raw_state +
                                    (st->reason.empty() ? "" : " (" + st->reason + ")") +
@@ -704,8 +704,13 @@ struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBacken
 
     asio::awaitable<DispatchResult> list(std::shared_ptr<RemoteSandbox> sb, FilesList p, OpenSandboxOptions o) {
         std::string mapped = os::map_path(p.path);
-        auto res = co_await execd_call(sb, o, "GET", "/files/search?path=" + os::url_escape(mapped) + "&pattern=%2A", {},
+        // /directories/list (execd-api 1.0.0) reports directories with their type;
+        // /files/search, which older servers have instead, reports files only.
+        auto res = co_await execd_call(sb, o, "GET", "/directories/list?path=" + os::url_escape(mapped) + "&depth=1", {},
                                        {}, true);
+        if (res.status == 404 && os::parse_error(res.status, res.body).code != "FILE_NOT_FOUND")
+            res = co_await execd_call(sb, o, "GET", "/files/search?path=" + os::url_escape(mapped) + "&pattern=%2A", {},
+                                      {}, true);
         if (res.status == 404)
             co_return fail("os_error", "[Errno 2] No such file or directory: " + pyrepr(mapped),
                            std::string("FileNotFoundError"));
