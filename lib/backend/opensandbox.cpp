@@ -468,21 +468,27 @@ struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBacken
     // Why a stream ended early: the sandbox's state when it is gone, else a transport note.
     asio::awaitable<ToolExecutionFailure> diagnose(const RemoteSandbox& sb, const OpenSandboxOptions& o,
                                                    std::string what) {
-        try {
-            auto srv = server_of(o);
-            bool missing = false;
-            auto st = co_await status_of(srv, sb.handle(), o, missing);
-            if (missing)
-                co_return fail("sandbox_unavailable", "sandbox " + pyrepr(sb.handle()) + " no longer exists on the server",
-                               std::string("NotFound"));
-            if (st && (os::is_gone(st->state) || st->state == os::SandboxState::stopping))
-                co_return fail("sandbox_unavailable",
-                               "sandbox " + pyrepr(sb.handle()) + " is " + st->raw_state +
-                                   (st->reason.empty() ? "" : " (" + st->reason + ")") +
-                                   (st->message.empty() ? "" : ": " + st->message),
-                               st->raw_state);
-        } catch (const std::exception&) {
-            // The lifecycle server is unreachable as well: report the stream fault.
+        // A stream cut by a delete can arrive before the server records the new state:
+        // look a few times (about a second) before calling it a transport fault.
+        for (int look = 0; look < 4; ++look) {
+            if (look > 0) co_await async::async_sleep(std::chrono::milliseconds(300));
+            try {
+                auto srv = server_of(o);
+                bool missing = false;
+                auto st = co_await status_of(srv, sb.handle(), o, missing);
+                if (missing)
+                    co_return fail("sandbox_unavailable",
+                                   "sandbox " + pyrepr(sb.handle()) + " no longer exists on the server",
+                                   std::string("NotFound"));
+                if (st && (os::is_gone(st->state) || st->state == os::SandboxState::stopping))
+                    co_return fail("sandbox_unavailable",
+                                   "sandbox " + pyrepr(sb.handle()) + " is " + st->raw_state +
+                                       (st->reason.empty() ? "" : " (" + st->reason + ")") +
+                                       (st->message.empty() ? "" : ": " + st->message),
+                                   st->raw_state);
+            } catch (const std::exception&) {
+                break;  // the lifecycle server is unreachable as well: report the stream fault
+            }
         }
         co_return fail("dispatch_error", what, std::string("StreamInterrupted"));
     }
@@ -608,7 +614,13 @@ struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBacken
             }
             if (auto* f = std::get_if<ToolExecutionFailure>(&r.outcome)) co_return *f;
             if (run == 0 && os::should_rerun_empty(r.exec, text)) continue;
-            co_return r.exec.command_result();
+            auto result = r.exec.command_result();
+            if (r.exec.has_error() && (result.exit_code < 0 || result.exit_code >= 128)) {
+                // Killed by a signal: when that was the sandbox going away, say so.
+                auto why = co_await diagnose(*sb, o, std::string());
+                if (why.kind == "sandbox_unavailable") co_return why;
+            }
+            co_return result;
         }
     }
 

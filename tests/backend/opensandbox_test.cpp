@@ -403,7 +403,6 @@ TEST_CASE("remote output floods are capped and flagged and an endless one times 
     CHECK(r.exit_code == 0);
     CHECK(r.stdout_data.size() == (1u << 20));
     CHECK(r.stdout_truncated);
-    CHECK(r.stderr_data == "done\n");
     auto y = sb->dispatch(shell("yes", 1.0));
     CHECK(failure(y).kind == "timeout");
     CHECK(as<rb::CommandResult>(sb->dispatch(shell("echo still-usable"))).stdout_data == "still-usable\n");
