@@ -178,9 +178,24 @@ asio::awaitable<int> Container::async_wait_exit() {
     co_return code;
 }
 
+std::vector<int> Container::pids() const {
+    std::lock_guard lk(mu_);
+    return cgroup_.pids();
+}
+
+std::optional<std::uint64_t> Container::memory_usage() const {
+    std::lock_guard lk(mu_);
+    return cgroup_.memory_usage();
+}
+
 std::vector<std::string> Container::exec_argv(const std::vector<std::string>& inner) const {
     const bool root = ::geteuid() == 0;
-    std::vector<std::string> a = join_cgroups(cgroup_.procs_files());
+    std::vector<std::string> procs;
+    {
+        std::lock_guard lk(mu_);
+        procs = cgroup_.procs_files();
+    }
+    std::vector<std::string> a = join_cgroups(procs);
     a.insert(a.end(), {spec_.nsenter, "-t", std::to_string(init_pid_), "-m", "-u", "-i", "-n", "-p", "--root"});
     if (!root) a.insert(a.end(), {"-U", "--preserve-credentials"});
     a.push_back("--");
@@ -192,10 +207,18 @@ std::vector<std::string> Container::exec_argv(const std::vector<std::string>& in
     return a;
 }
 
-bool Container::freeze() { return cgroup_.freeze(); }
-bool Container::thaw() { return cgroup_.thaw(); }
+bool Container::freeze() {
+    std::lock_guard lk(mu_);
+    return !destroyed_ && cgroup_.freeze();
+}
+
+bool Container::thaw() {
+    std::lock_guard lk(mu_);
+    return !destroyed_ && cgroup_.thaw();
+}
 
 void Container::destroy() {
+    std::lock_guard lk(mu_);
     if (destroyed_) return;
     destroyed_ = true;
     if (bwrap_) bwrap_->kill(SIGKILL);

@@ -18,6 +18,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -75,7 +76,9 @@ public:
 
     [[nodiscard]] int init_pid() const noexcept { return init_pid_; }
     [[nodiscard]] const ContainerSpec& spec() const noexcept { return spec_; }
-    [[nodiscard]] const Cgroup& cgroup() const noexcept { return cgroup_; }
+    // Pids in the container's cgroup and its memory use (blocking, reads cgroup files).
+    [[nodiscard]] std::vector<int> pids() const;
+    [[nodiscard]] std::optional<std::uint64_t> memory_usage() const;
     // /proc/<pid>/root: the container's file system seen from the host.
     [[nodiscard]] std::string root_path() const { return "/proc/" + std::to_string(init_pid_) + "/root"; }
     // The last bytes the entrypoint and bwrap wrote (diagnostics).
@@ -98,6 +101,9 @@ public:
 
 private:
     ContainerSpec spec_;
+    // Guards the cgroup and the destroyed flag: destroy() may run on one blocking thread
+    // while execd reads the cgroup for a command or the metrics on another.
+    mutable std::mutex mu_;
     Cgroup cgroup_;
     bool tmpfs_mounted_ = false;
     bool destroyed_ = false;

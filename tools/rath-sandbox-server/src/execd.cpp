@@ -703,7 +703,7 @@ struct Call {
         auto job26 = [cont] {
             auto cpu_ticks = [&] {
                 std::uint64_t total = 0;
-                for (int pid : cont->cgroup().pids()) {
+                for (int pid : cont->pids()) {
                     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
                     std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
                     auto close = s.rfind(')');
@@ -740,7 +740,7 @@ struct Call {
             o["cpu_count"] = cores;
             o["cpu_used_pct"] = std::min(100.0, pct);
             o["mem_total_mib"] = total_mib;
-            o["mem_used_mib"] = static_cast<double>(cont->cgroup().memory_usage().value_or(0)) / 1048576.0;
+            o["mem_used_mib"] = static_cast<double>(cont->memory_usage().value_or(0)) / 1048576.0;
             o["timestamp"] = unix_ms();
             return o;
         };
@@ -1054,7 +1054,18 @@ asio::awaitable<void> Execd::handle(std::shared_ptr<Sandbox> sb, std::string_vie
         auto p = q.get("path");
         if (!p || p->empty()) throw ApiError(400, files::codes::missing_query, "missing query parameter 'path'");
         std::optional<std::string> range;
-        if (auto h = req.header("Range")) range = std::string(*h);
+        if (auto h = req.header("Range")) {
+            range = std::string(*h);
+        } else if (auto off = q.get("offset"), lim = q.get("limit"); off || lim) {
+            // Newer execd's ?offset=&limit= is the same request as a byte range.
+            auto num = [](const std::optional<std::string>& v) -> std::optional<std::uint64_t> {
+                if (!v || v->empty() || v->find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+                return std::stoull(*v);
+            };
+            auto o = num(off), l = num(lim);
+            if ((off && !o) || (lim && (!l || *l == 0))) bad_request("offset and limit must be non-negative integers (limit > 0)");
+            range = "bytes=" + std::to_string(o.value_or(0)) + "-" + (l ? std::to_string(o.value_or(0) + *l - 1) : std::string());
+        }
         auto job16 = [root, owner, p, range] { return files::Root(root, owner).open_download(*p, range); };
         auto d = co_await call.blocking(std::move(job16));
         struct Close {

@@ -333,8 +333,9 @@ void Root::write(const std::string& path, std::string_view bytes, int mode, cons
     const unsigned bits = checked_mode(mode, 0644);
     Fd parent(make_parents(abs));
     if (parent.fd < 0) fail_errno(-parent.fd, "create the parent directory of", path);
-    auto parts = components(abs);
-    Fd f(sys_openat2(parent.fd, parts.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, bits, kInRoot));
+    // Opened from the root (not the parent), so that a symlink on the way resolves as
+    // it would inside the sandbox.
+    Fd f(open_at(abs, O_WRONLY | O_CREAT | O_TRUNC, bits));
     if (f.fd < 0) fail_errno(-f.fd, "open", path);
     std::size_t done = 0;
     while (done < bytes.size()) {

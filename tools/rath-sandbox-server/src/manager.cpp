@@ -141,6 +141,7 @@ asio::awaitable<void> Manager::async_persist(std::shared_ptr<Sandbox> sb) {
     std::string dir = records_dir(options_);
     auto job1 = [sb, dir] {
         std::lock_guard lk(sb->persist_mu);
+        if (sb->forgotten) return;
         const Record r = sb->record();
         std::error_code ec;
         fs::create_directories(dir, ec);
@@ -274,23 +275,27 @@ asio::awaitable<void> Manager::async_launch(std::shared_ptr<Sandbox> sb, Contain
     std::shared_ptr<Container> c;
     std::string failure;
     try {
-        auto job4 = [spec] { return std::make_shared<Container>(spec); };
-        c = co_await runtime_.async_blocking(std::move(job4));
-        sb->set_container(c);
+        auto make = [spec] { return std::make_shared<Container>(spec); };
+        c = co_await runtime_.async_blocking(std::move(make));
         co_await c->async_start(ex);
     } catch (const std::exception& e) {
         failure = e.what();
     }
     if (!failure.empty()) {
-        auto job5 = [c] { c->destroy(); };
-        if (c) co_await runtime_.async_blocking(std::move(job5));
-        sb->apply(Event::start_failed, "START_FAILED", failure);
-        sb->set_container(nullptr);
-        co_await async_persist(sb);
+        if (c) {
+            auto job = [c] { c->destroy(); };
+            co_await runtime_.async_blocking(std::move(job));
+        }
+        if (sb->apply(Event::start_failed, "START_FAILED", failure)) co_await async_persist(sb);
         co_return;
     }
+    // Published only once started: a stop meanwhile never races the start itself.
+    sb->set_container(c);
     if (!sb->apply(Event::started, "SANDBOX_RUNNING", "the entrypoint runs")) {
-        // Stopped while starting: the stop path tears the container down.
+        // Stopped while starting; the stop may not have seen the container.
+        auto job = [c] { c->destroy(); };
+        co_await runtime_.async_blocking(std::move(job));
+        sb->set_container(nullptr);
         co_return;
     }
     co_await async_persist(sb);
@@ -299,10 +304,12 @@ asio::awaitable<void> Manager::async_launch(std::shared_ptr<Sandbox> sb, Contain
     if (s == State::stopping || is_final(s)) co_return;
     std::string tail = c->output_tail();
     if (tail.size() > 2000) tail.erase(0, tail.size() - 2000);
-    sb->apply(Event::crashed, "ENTRYPOINT_EXITED",
-              "the entrypoint exited with code " + std::to_string(code) + (tail.empty() ? "" : ": " + tail));
-    auto job6 = [c] { c->destroy(); };
-    co_await runtime_.async_blocking(std::move(job6));
+    const bool crashed = sb->apply(Event::crashed, "ENTRYPOINT_EXITED",
+                                   "the entrypoint exited with code " + std::to_string(code) + (tail.empty() ? "" : ": " + tail))
+                             .has_value();
+    auto job = [c] { c->destroy(); };
+    co_await runtime_.async_blocking(std::move(job));
+    if (!crashed) co_return;  // a stop got there first and finishes the record
     sb->set_container(nullptr);
     co_await async_persist(sb);
 }
@@ -329,18 +336,16 @@ asio::awaitable<void> Manager::async_delete(std::string id) {
         std::string reason = "USER_DELETE", message = "deleted through the API";
         co_await async_stop(sb, std::move(reason), std::move(message));
     }
-    // A container that was still starting: wait for its launch to settle, then stop it.
-    for (int i = 0; i < 500 && sb->container() && !is_final(sb->state()); ++i) {
-        asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
-        co_await t.async_wait(asio::use_awaitable);
-    }
+    // A container still starting is destroyed by its launch once it sees the stop.
     if (auto c = sb->container()) {
         auto job8 = [c] { c->destroy(); };
         co_await runtime_.async_blocking(std::move(job8));
     }
     forget(id);
     std::string path = record_path(options_, id);
-    auto job9 = [path] {
+    auto job9 = [sb, path] {
+        std::lock_guard lk(sb->persist_mu);
+        sb->forgotten = true;
         std::error_code ec;
         fs::remove(path, ec);
     };

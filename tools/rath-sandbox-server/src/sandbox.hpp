@@ -99,6 +99,7 @@ public:
 
     mutable std::mutex mu;
     std::mutex persist_mu;  // one record write at a time, each of the latest record
+    bool forgotten = false;  // guarded by persist_mu: deleted, its record must not come back
     std::map<std::string, std::shared_ptr<Command>> commands;  // guarded by mu
     std::map<std::string, std::shared_ptr<CodeContext>> contexts;  // guarded by mu
     std::map<std::string, std::string> default_contexts;  // language -> context id, guarded by mu

@@ -119,6 +119,12 @@ struct SandboxServer::Impl : std::enable_shared_from_this<Impl> {
         }
         if (parts.empty() || parts[0] != "v1") throw ApiError(404, "NOT_FOUND", "no endpoint " + m + " " + std::string(path));
         check_api_key(req);
+        // SDKs report their create latency here, best effort (OpenSandbox's newer API):
+        // accepted and not kept.
+        if (parts.size() == 3 && parts[1] == "metrics" && parts[2] == "events" && m == "POST") {
+            co_await respond_empty(ex, 204);
+            co_return;
+        }
         if (parts.size() >= 2 && parts[1] == "snapshots")
             throw ApiError(501, codes::api_not_supported, "snapshots are not supported by rath-sandbox-server");
         if (parts.size() < 2 || parts[1] != "sandboxes") throw ApiError(404, "NOT_FOUND", "no endpoint " + m + " " + std::string(path));
