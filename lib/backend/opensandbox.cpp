@@ -96,7 +96,7 @@ ToolExecutionFailure fail(std::string kind, std::string message, std::optional<s
 
 }  // namespace
 
-struct OpenSandboxBackend::Impl {
+struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBackend::Impl> {
     OpenSandboxBackend* self;
     mutable std::mutex mu;
     OpenSandboxOptions opts;
@@ -328,8 +328,9 @@ struct OpenSandboxBackend::Impl {
         auto o = options();
         auto srv = server_of(o);
         auto& rt = self->runtime();
-        auto volumes =
-            co_await async::Runtime::async_blocking(rt.blocking_executor(), [spec] { return os::workspace_volume(spec); });
+        // Named jobs, moved in: GCC 12 destroys lambda temporaries of a co_await twice.
+        auto volume_job = [spec] { return os::workspace_volume(spec); };
+        auto volumes = co_await async::Runtime::async_blocking(rt.blocking_executor(), std::move(volume_job));
         auto defaults = spec.value_or(SandboxSpec{});
         if (!defaults.image || defaults.image->empty()) defaults.image = o.default_image;
         if (!defaults.entrypoint || defaults.entrypoint->empty()) defaults.entrypoint = o.default_entrypoint;
@@ -356,9 +357,10 @@ struct OpenSandboxBackend::Impl {
             std::optional<std::string> reg;
             if (o.persist_identity) {
                 auto root = o.registry_root;
-                reg = co_await async::Runtime::async_blocking(rt.blocking_executor(), [id, spec, root] {
+                auto record_job = [id, spec, root] {
                     return persistence::record_remote("opensandbox", id, spec, std::nullopt, root);
-                });
+                };
+                reg = co_await async::Runtime::async_blocking(rt.blocking_executor(), std::move(record_job));
             }
             sb = std::make_shared<RemoteSandbox>(*self, id, spec.value_or(SandboxSpec{}), std::move(ep), std::move(reg));
             if (!bound) {
@@ -383,8 +385,8 @@ struct OpenSandboxBackend::Impl {
             if (sb && sb->registry_id()) {
                 auto root = o.registry_root;
                 auto rid = *sb->registry_id();
-                co_await async::Runtime::async_blocking(rt.blocking_executor(),
-                                                        [rid, root] { return persistence::delete_remote(rid, root); });
+                auto forget_job = [rid, root] { return persistence::delete_remote(rid, root); };
+                co_await async::Runtime::async_blocking(rt.blocking_executor(), std::move(forget_job));
             }
             std::rethrow_exception(err);
         }
@@ -419,13 +421,12 @@ struct OpenSandboxBackend::Impl {
         }
         auto ep = co_await wait_ready(srv, id, o);
         auto root = o.registry_root;
-        auto reg = co_await async::Runtime::async_blocking(self->runtime().blocking_executor(),
-                                                           [id, root]() -> std::optional<std::string> {
-                                                               for (auto& r : persistence::list_remote(root))
-                                                                   if (r.backend == "opensandbox" && r.remote_id == id)
-                                                                       return r.id;
-                                                               return std::nullopt;
-                                                           });
+        auto find_job = [id, root]() -> std::optional<std::string> {
+            for (auto& r : persistence::list_remote(root))
+                if (r.backend == "opensandbox" && r.remote_id == id) return r.id;
+            return std::nullopt;
+        };
+        auto reg = co_await async::Runtime::async_blocking(self->runtime().blocking_executor(), std::move(find_job));
         auto sb = std::make_shared<RemoteSandbox>(*self, id, spec.value_or(SandboxSpec{}), std::move(ep), std::move(reg));
         {
             std::lock_guard lk(mu);
@@ -451,8 +452,8 @@ struct OpenSandboxBackend::Impl {
         if (sb->registry_id()) {
             auto root = o.registry_root;
             auto rid = *sb->registry_id();
-            co_await async::Runtime::async_blocking(self->runtime().blocking_executor(),
-                                                    [rid, root] { return persistence::delete_remote(rid, root); });
+            auto forget_job = [rid, root] { return persistence::delete_remote(rid, root); };
+            co_await async::Runtime::async_blocking(self->runtime().blocking_executor(), std::move(forget_job));
         }
     }
 
@@ -467,21 +468,27 @@ struct OpenSandboxBackend::Impl {
     // Why a stream ended early: the sandbox's state when it is gone, else a transport note.
     asio::awaitable<ToolExecutionFailure> diagnose(const RemoteSandbox& sb, const OpenSandboxOptions& o,
                                                    std::string what) {
-        try {
-            auto srv = server_of(o);
-            bool missing = false;
-            auto st = co_await status_of(srv, sb.handle(), o, missing);
-            if (missing)
-                co_return fail("sandbox_unavailable", "sandbox " + pyrepr(sb.handle()) + " no longer exists on the server",
-                               std::string("NotFound"));
-            if (st && os::is_gone(st->state))
-                co_return fail("sandbox_unavailable",
-                               "sandbox " + pyrepr(sb.handle()) + " is " + st->raw_state +
-                                   (st->reason.empty() ? "" : " (" + st->reason + ")") +
-                                   (st->message.empty() ? "" : ": " + st->message),
-                               st->raw_state);
-        } catch (const std::exception&) {
-            // The lifecycle server is unreachable as well: report the stream fault.
+        // A stream cut by a delete can arrive before the server records the new state:
+        // look a few times (about a second) before calling it a transport fault.
+        for (int look = 0; look < 4; ++look) {
+            if (look > 0) co_await async::async_sleep(std::chrono::milliseconds(300));
+            try {
+                auto srv = server_of(o);
+                bool missing = false;
+                auto st = co_await status_of(srv, sb.handle(), o, missing);
+                if (missing)
+                    co_return fail("sandbox_unavailable",
+                                   "sandbox " + pyrepr(sb.handle()) + " no longer exists on the server",
+                                   std::string("NotFound"));
+                if (st && (os::is_gone(st->state) || st->state == os::SandboxState::stopping))
+                    co_return fail("sandbox_unavailable",
+                                   "sandbox " + pyrepr(sb.handle()) + " is " + st->raw_state +
+                                       (st->reason.empty() ? "" : " (" + st->reason + ")") +
+                                       (st->message.empty() ? "" : ": " + st->message),
+                                   st->raw_state);
+            } catch (const std::exception&) {
+                break;  // the lifecycle server is unreachable as well: report the stream fault
+            }
         }
         co_return fail("dispatch_error", what, std::string("StreamInterrupted"));
     }
@@ -504,8 +511,9 @@ struct OpenSandboxBackend::Impl {
             req.body = body;
             net::HttpResponse res;
             os::ExecdDecoder decoder;
-            auto on_body = [&](std::string_view bytes) {
-                decoder.feed(bytes, [&](os::ExecdEvent&& e) { out.exec.add(e); });
+            std::function<void(os::ExecdEvent&&)> on_event = [&](os::ExecdEvent&& e) { out.exec.add(e); };
+            const std::function<void(std::string_view)> on_body = [&](std::string_view bytes) {
+                decoder.feed(bytes, on_event);
             };
             std::optional<net::HttpError> transport;
             try {
@@ -543,28 +551,32 @@ struct OpenSandboxBackend::Impl {
                 out.outcome = fail("dispatch_error", os::describe(err, "execd " + path), err.code.empty() ? "HTTPError" : err.code);
                 co_return out;
             }
-            decoder.finish([&](os::ExecdEvent&& e) { out.exec.add(e); });
+            decoder.finish(on_event);
             if (!out.exec.finished())
                 out.outcome = co_await diagnose(*sb, o, "execd stream for " + path + " ended before the execution finished");
             co_return out;
         }
     }
 
+    static asio::awaitable<void> send_interrupt(std::shared_ptr<Impl> self_, std::shared_ptr<RemoteSandbox> sb,
+                                               std::string path, std::string exec_id, OpenSandboxOptions o) {
+        try {
+            auto srv = server_of(o);
+            auto req = execd_request(sb->link().execd, srv, o.use_server_proxy, "DELETE",
+                                     path + "?id=" + os::url_escape(exec_id));
+            net::HttpResponse res;
+            co_await async::with_timeout(self_->api.async_request(req, res), std::chrono::seconds(10), "interrupt");
+        } catch (const std::exception& e) {
+            log(LogLevel::debug, log_channel, std::string("interrupt failed: ") + e.what());
+        }
+    }
+
     // Best effort: stops a timed-out execution on the server (its process group).
     void interrupt(std::shared_ptr<RemoteSandbox> sb, std::string path, std::string exec_id, OpenSandboxOptions o) {
         if (exec_id.empty()) return;
-        auto op = [this, sb, path, exec_id, o]() -> asio::awaitable<void> {
-            try {
-                auto srv = server_of(o);
-                auto req = execd_request(sb->link().execd, srv, o.use_server_proxy, "DELETE",
-                                         path + "?id=" + os::url_escape(exec_id));
-                net::HttpResponse res;
-                co_await async::with_timeout(api.async_request(req, res), std::chrono::seconds(10), "interrupt");
-            } catch (const std::exception& e) {
-                log(LogLevel::debug, log_channel, std::string("interrupt failed: ") + e.what());
-            }
-        };
-        asio::co_spawn(self->runtime().executor(), op(), asio::detached);
+        asio::co_spawn(self->runtime().executor(),
+                       send_interrupt(shared_from_this(), std::move(sb), std::move(path), std::move(exec_id), std::move(o)),
+                       asio::detached);
     }
 
     struct Lane {
@@ -602,7 +614,13 @@ struct OpenSandboxBackend::Impl {
             }
             if (auto* f = std::get_if<ToolExecutionFailure>(&r.outcome)) co_return *f;
             if (run == 0 && os::should_rerun_empty(r.exec, text)) continue;
-            co_return r.exec.command_result();
+            auto result = r.exec.command_result();
+            if (r.exec.has_error() && (result.exit_code < 0 || result.exit_code >= 128)) {
+                // Killed by a signal: when that was the sandbox going away, say so.
+                auto why = co_await diagnose(*sb, o, std::string());
+                if (why.kind == "sandbox_unavailable") co_return why;
+            }
+            co_return result;
         }
     }
 
@@ -698,8 +716,13 @@ struct OpenSandboxBackend::Impl {
 
     asio::awaitable<DispatchResult> list(std::shared_ptr<RemoteSandbox> sb, FilesList p, OpenSandboxOptions o) {
         std::string mapped = os::map_path(p.path);
-        auto res = co_await execd_call(sb, o, "GET", "/files/search?path=" + os::url_escape(mapped) + "&pattern=%2A", {},
+        // /directories/list (execd-api 1.0.0) reports directories with their type;
+        // /files/search, which older servers have instead, reports files only.
+        auto res = co_await execd_call(sb, o, "GET", "/directories/list?path=" + os::url_escape(mapped) + "&depth=1", {},
                                        {}, true);
+        if (res.status == 404 && os::parse_error(res.status, res.body).code != "FILE_NOT_FOUND")
+            res = co_await execd_call(sb, o, "GET", "/files/search?path=" + os::url_escape(mapped) + "&pattern=%2A", {},
+                                      {}, true);
         if (res.status == 404)
             co_return fail("os_error", "[Errno 2] No such file or directory: " + pyrepr(mapped),
                            std::string("FileNotFoundError"));
@@ -731,7 +754,7 @@ struct OpenSandboxBackend::Impl {
         auto o = options();
         if (auto f = validate_payload(p, PayloadLimits{.max_timeout_seconds = o.max_timeout})) co_return *f;
         try {
-            co_return co_await std::visit(
+            auto op = std::visit(
                 [&](auto& x) -> asio::awaitable<DispatchResult> {
                     using T = std::decay_t<decltype(x)>;
                     if constexpr (std::is_same_v<T, CommandRun>)
@@ -748,6 +771,7 @@ struct OpenSandboxBackend::Impl {
                         return exists(sb, std::move(x), o);
                 },
                 p);
+            co_return co_await std::move(op);
         } catch (const async::TimeoutError&) {
             co_return fail("timeout", "", std::string("TimeoutError"));
         } catch (const net::HttpError& e) {
@@ -830,8 +854,8 @@ asio::awaitable<std::vector<std::string>> OpenSandboxBackend::async_prune_expire
     auto keep = impl_;
     auto o = keep->options();
     auto srv = Impl::server_of(o);
-    auto records = co_await async::Runtime::async_blocking(runtime().blocking_executor(),
-                                                           [root] { return persistence::list_remote(root); });
+    auto list_job = [root] { return persistence::list_remote(root); };
+    auto records = co_await async::Runtime::async_blocking(runtime().blocking_executor(), std::move(list_job));
     std::vector<std::string> removed;
     for (auto& r : records) {
         if (r.backend != "opensandbox") continue;
@@ -844,8 +868,8 @@ asio::awaitable<std::vector<std::string>> OpenSandboxBackend::async_prune_expire
         }
         if (!missing && !(st && opensandbox::is_gone(st->state))) continue;
         auto id = r.id;
-        bool gone = co_await async::Runtime::async_blocking(runtime().blocking_executor(),
-                                                            [id, root] { return persistence::delete_remote(id, root); });
+        auto forget_job = [id, root] { return persistence::delete_remote(id, root); };
+        bool gone = co_await async::Runtime::async_blocking(runtime().blocking_executor(), std::move(forget_job));
         if (gone) removed.push_back(r.id);
     }
     co_return removed;
