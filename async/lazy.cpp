@@ -3,6 +3,7 @@
 #include <rath/log.hpp>
 
 #include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <string>
 
@@ -67,9 +68,46 @@ bool LazyCore::wait_until(std::chrono::steady_clock::time_point deadline, const 
     return ok;
 }
 
+void LazyCore::set_cancel_target(std::weak_ptr<CancelTarget> target) {
+    std::lock_guard lk(mu_);
+    cancel_target_ = std::move(target);
+}
+
+void LazyCore::note_cancel(CancelReason reason) noexcept {
+    std::uint8_t none = 0;
+    cancel_reason_.compare_exchange_strong(none, static_cast<std::uint8_t>(reason), std::memory_order_acq_rel);
+}
+
+bool LazyCore::request_cancel(CancelReason reason) {
+    std::shared_ptr<CancelTarget> target;
+    {
+        std::lock_guard lk(mu_);
+        if (ready_.load(std::memory_order_relaxed)) return false;
+        note_cancel(reason);
+        target = cancel_target_.lock();
+    }
+    if (target) target->request_cancel();
+    return true;
+}
+
+std::exception_ptr typed_cancellation(std::exception_ptr e, const LazyCore& core) {
+    auto why = core.cancel_reason();
+    if (!e || !why) return e;
+    try {
+        std::rethrow_exception(e);
+    } catch (const boost::system::system_error& se) {
+        if (se.code() == boost::asio::error::operation_aborted)
+            return std::make_exception_ptr(Cancelled(std::string("cancelled (") + to_string(*why) + ")", *why));
+    } catch (...) {
+    }
+    return e;
+}
+
 void LazyCore::publish(std::unique_lock<std::mutex> lk, std::exception_ptr error) {
     error_ = std::move(error);
     ready_.store(true, std::memory_order_release);
+    // Nothing left to cancel; the task's memory need not wait for this value to go.
+    std::weak_ptr<CancelTarget> target = std::move(cancel_target_);
     auto waiters = std::move(waiters_);
     waiters_.clear();
     std::condition_variable* cv = blocked_ > 0 ? cv_.get() : nullptr;  // never reset once made

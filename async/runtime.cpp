@@ -34,8 +34,27 @@ std::size_t io_thread_count(const RuntimeOptions& o) { return o.threads ? o.thre
 
 Runtime* current_runtime() noexcept { return tls_runtime; }
 
-struct Runtime::Task {
+struct Runtime::Task final : detail::CancelTarget, std::enable_shared_from_this<Runtime::Task> {
     explicit Task(boost::asio::any_io_executor ex) : executor(std::move(ex)) {}
+    // Terminal cancellation, emitted once. A signal may only be emitted from the
+    // context its operation runs in: the task's own executor (its strand, or the single
+    // io thread). A gated task that has not started sees `cancelled` when admitted
+    // and fails instead of starting.
+    void request_cancel() noexcept override {
+        if (cancelled.exchange(true, std::memory_order_acq_rel)) return;
+        try {
+            boost::asio::post(executor, [t = shared_from_this()] { t->signal.emit(boost::asio::cancellation_type::terminal); });
+        } catch (...) {
+            // Out of memory for the handler: the task runs on; nothing else to do here.
+        }
+    }
+    // Cancels the task for `reason` (recorded on its result first, so that its
+    // producer reports why).
+    void cancel(CancelReason reason) noexcept {
+        if (result) result->note_cancel(reason);
+        request_cancel();
+    }
+    std::atomic<bool> cancelled{false};
     boost::asio::any_io_executor executor;  // its own strand, or the io_context of a one-thread runtime
     boost::asio::cancellation_signal signal;
     std::shared_ptr<detail::LazyCore> result;  // failed at shutdown if never completed
@@ -119,6 +138,7 @@ struct Runtime::Impl {
     // completions, should any still run, name them by pointer.
     std::vector<std::shared_ptr<Task>> abandoned;
     std::atomic<bool> shut_down{false};
+    std::atomic<bool> closing{false};  // shutdown(deadline) began: no new outside work
     std::mutex shutdown_mu;
     std::vector<std::thread> threads;
     boost::asio::thread_pool blocking;
@@ -220,7 +240,13 @@ Runtime& Runtime::default_runtime() {
 Runtime::Task* Runtime::start_task(std::shared_ptr<detail::LazyCore> result) {
     if (impl_->shut_down.load(std::memory_order_acquire))
         throw RuntimeShutdownError("rath Runtime is shut down; cannot submit");
-    return impl_->list(impl_->new_task(std::move(result)));
+    // While shutdown(deadline) drains, work already running may still start the work
+    // it is made of (it submits from an io thread); nothing new comes in from outside.
+    if (impl_->closing.load(std::memory_order_acquire) && !running_in_this_thread())
+        throw RuntimeShutdownError("rath Runtime is shutting down; not admitting new work");
+    auto task = impl_->new_task(result);
+    if (result) result->set_cancel_target(task);
+    return impl_->list(std::move(task));
 }
 
 boost::asio::any_io_executor Runtime::task_executor(Task* t) const noexcept { return t->executor; }
@@ -232,6 +258,7 @@ namespace {
 // none (usually it published: nothing to build).
 void fail_unless_published(detail::LazyCore& core, std::exception_ptr e) {
     if (e || !core.ready()) {
+        e = detail::typed_cancellation(std::move(e), core);
         if (!e) e = std::make_exception_ptr(std::logic_error("Runtime::submit_into: the operation finished without a result"));
         core.fail(std::move(e));  // a no-op if a result arrived meanwhile
     }
@@ -266,6 +293,13 @@ void Runtime::spawn_gated(std::shared_ptr<Admission> gate, std::function<boost::
             rt.end_task(t);
             return false;
         }
+        if (t->cancelled.load(std::memory_order_acquire)) {
+            const CancelReason why = t->result->cancel_reason().value_or(CancelReason::requested);
+            t->result->fail(std::make_exception_ptr(
+                Cancelled(std::string("cancelled (") + to_string(why) + ") before it started", why)));
+            rt.end_task(t);
+            return false;
+        }
         auto on_done = [&rt, t, core = t->result, held = t->gate->shared_from_this()](std::exception_ptr e) {
             fail_unless_published(*core, std::move(e));
             rt.end_task(t);
@@ -290,10 +324,7 @@ std::size_t Runtime::drain(std::chrono::milliseconds timeout) {
     if (m.tasks_cv.wait_for(lk, timeout, [&] { return m.task_count == 0; })) return 0;
     std::vector<std::shared_ptr<Task>> survivors = m.task_list();
     lk.unlock();
-    // A cancellation signal may only be emitted from the context its operation runs
-    // in: each task's own executor (its strand, or the single io thread), so emit there.
-    for (auto& t : survivors)
-        boost::asio::post(t->executor, [t] { t->signal.emit(boost::asio::cancellation_type::terminal); });
+    for (auto& t : survivors) t->cancel(CancelReason::shutdown);
     lk.lock();
     m.tasks_cv.wait_for(lk, std::chrono::milliseconds(1000), [&] { return m.task_count == 0; });
     return survivors.size();
@@ -301,9 +332,19 @@ std::size_t Runtime::drain(std::chrono::milliseconds timeout) {
 
 bool Runtime::is_shut_down() const noexcept { return impl_->shut_down.load(std::memory_order_acquire); }
 
-void Runtime::shutdown(std::chrono::milliseconds drain_timeout) {
-    if (!is_shut_down()) drain(drain_timeout);
+std::size_t Runtime::shutdown(std::chrono::milliseconds deadline) {
+    if (running_in_this_thread()) throw DeadlockError("Runtime::shutdown(deadline) called from one of its own threads");
+    std::size_t cancelled = 0;
+    if (!is_shut_down()) {
+        impl_->closing.store(true, std::memory_order_release);
+        cancelled = drain(deadline);
+    }
     shutdown();
+    return cancelled;
+}
+
+bool Runtime::is_closing() const noexcept {
+    return impl_->closing.load(std::memory_order_acquire) || is_shut_down();
 }
 
 void Runtime::shutdown() {
@@ -318,8 +359,7 @@ void Runtime::shutdown() {
     }
     {
         std::unique_lock lk(m.tasks_mu);
-        for (auto& task : m.task_list())
-            boost::asio::post(task->executor, [task] { task->signal.emit(boost::asio::cancellation_type::terminal); });
+        for (auto& task : m.task_list()) task->cancel(CancelReason::shutdown);
         // Give cancelled work a moment to unwind cleanly before the loop stops.
         m.tasks_cv.wait_for(lk, std::chrono::milliseconds(500), [&] { return m.task_count == 0; });
     }

@@ -126,6 +126,7 @@ public:
         }
         return line;
     }
+    pid_t pid() const { return pid_; }
     int wait() {
         int status = 0;
         if (pid_ > 0) waitpid(pid_, &status, 0);

@@ -97,6 +97,16 @@ public:
     // async_synchronize, for services and fan-outs that would otherwise keep a
     // coroutine per session; `fn` may hold the session, it is released after it runs.
     void when_ready(std::function<void()> fn, async::Runtime* runtime = nullptr) const;
+    // Asks the producer of a pending session (an agent loop) to stop: its in-flight
+    // model request is aborted, its running tool processes are killed (whole process
+    // group), it publishes no further rows, and a persisted run keeps its partial file
+    // with the rows written so far (never a torn row; no trailer). A run still queued at
+    // its admission gate never starts. The first read that waits then throws
+    // rath::Cancelled with `reason`, once, and the session reads as what was published
+    // before it stopped. Returns at once, without waiting for the run to unwind; false
+    // when nothing is pending any more (the run finished first: nothing is cancelled).
+    // Thread safety: as every member; any number of calls, the first reason wins.
+    bool cancel(CancelReason reason = CancelReason::requested) const;
     [[nodiscard]] boost::asio::awaitable<ChunkTable> async_chunks() const;
     [[nodiscard]] boost::asio::awaitable<std::optional<TokenUsage>> async_usage() const;
 

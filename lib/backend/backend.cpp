@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include <atomic>
+
 namespace rath::backend {
 
 std::string_view to_string(IsolationLevel l) noexcept {
@@ -20,10 +22,26 @@ std::string_view to_string(IsolationLevel l) noexcept {
     return "process";
 }
 
-Sandbox::Sandbox(Backend& backend, std::string handle, SandboxSpec spec)
-    : backend_(&backend), handle_(std::move(handle)), spec_(std::move(spec)) {}
+namespace {
+std::atomic<std::size_t> sandboxes_open{0};
+}  // namespace
 
-Sandbox::~Sandbox() = default;
+std::size_t open_sandbox_count() noexcept { return sandboxes_open.load(std::memory_order_relaxed); }
+
+Sandbox::Sandbox(Backend& backend, std::string handle, SandboxSpec spec)
+    : backend_(&backend), handle_(std::move(handle)), spec_(std::move(spec)) {
+    sandboxes_open.fetch_add(1, std::memory_order_relaxed);
+}
+
+Sandbox::~Sandbox() {
+    if (!closed_.load(std::memory_order_acquire)) sandboxes_open.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool Sandbox::mark_closed() noexcept {
+    if (closed_.exchange(true, std::memory_order_acq_rel)) return false;
+    sandboxes_open.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+}
 
 std::string_view Sandbox::backend_name() const noexcept { return backend_->name(); }
 

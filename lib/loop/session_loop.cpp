@@ -12,6 +12,7 @@
 #include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/loop/loop_step.hpp>
+#include <rath/loop/observer.hpp>
 #include <rath/log.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 #include <rath/session/registry.hpp>
@@ -22,6 +23,8 @@
 #include "lib/loop/operator_output.hpp"
 #include "lib/session/session_state.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <span>
@@ -63,6 +66,8 @@ struct LoopRun {
     Session agent;
     std::shared_ptr<const LoopOptions> opt;  // shared by every session of an Agent
     async::Lazy<void> done{};
+    // LoopOptions::timeout counted from the call (time queued at the gate included).
+    std::optional<std::chrono::steady_clock::time_point> deadline{};
 };
 
 // What a run needs before its first step; throws what makes the run impossible (a tool
@@ -104,21 +109,87 @@ LoopStepConfig step_config(const LoopRun& run, const Prepared& p, const ChunkTab
     return c;
 }
 
+// True for the errors that mean "stopped", not "failed".
+bool is_cancellation(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const Cancelled&) {
+        return true;
+    } catch (const async::RuntimeShutdownError&) {
+        return true;
+    } catch (const boost::system::system_error& se) {
+        return se.code() == asio::error::operation_aborted;
+    } catch (...) {
+        return false;
+    }
+}
+
+// Hands a record to the observer; what it throws is logged, not the run's business.
+template <class Record>
+void tell(LoopObserver* observer, void (LoopObserver::*fn)(const Record&), const Record& r) noexcept {
+    if (!observer) return;
+    try {
+        (observer->*fn)(r);
+    } catch (const std::exception& e) {
+        log_warning(std::string("a loop observer threw: ") + e.what());
+    } catch (...) {
+        log_warning("a loop observer threw");
+    }
+}
+
 // Settles one tool call from its dispatch, which was initiated (and took its lane
 // place) before this awaits it. A failed dispatch becomes a tool_execution_exception
 // row; a cancellation aborts the loop.
-asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall& call) {
+asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall& call, LoopObserver* observer) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::exception_ptr failure;
     try {
         call.result = co_await std::move(dispatch);
-    } catch (const boost::system::system_error& e) {
-        if (e.code() == asio::error::operation_aborted) throw;
-        auto [msg, type] = tool::describe_exception(std::current_exception());
-        call.result = tool::failure_content("tool_execution_exception", msg, type);
     } catch (...) {
-        auto [msg, type] = tool::describe_exception(std::current_exception());
+        failure = std::current_exception();
+    }
+    ToolCallRecord record{call.part->function.name, std::chrono::steady_clock::now() - t0, "ok"};
+    if (failure) {
+        if (is_cancellation(failure)) {
+            record.outcome = "cancelled";
+            tell(observer, &LoopObserver::on_tool_call, record);
+            std::rethrow_exception(failure);
+        }
+        auto [msg, type] = tool::describe_exception(failure);
         log_warning("tool '" + call.part->function.name + "' raised " + msg);
         call.result = tool::failure_content("tool_execution_exception", msg, type);
+        record.outcome = "error";
     }
+    tell(observer, &LoopObserver::on_tool_call, record);
+}
+
+// One model call reported to the observer with its duration and usage.
+asio::awaitable<void> observed_model_call(LoopExecutor& exec, LoopStep& step, const LoopOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::exception_ptr failure;
+    try {
+        co_await exec.async_complete(step.request(), step.response());
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    const std::string kind = opt.provider.kind();
+    const std::string& model = step.request().model ? *step.request().model : opt.provider.model.value_or(std::string());
+    ModelCallRecord record{kind, model, std::chrono::steady_clock::now() - t0, "ok"};
+    if (failure)
+        record.outcome = is_cancellation(failure) ? "cancelled" : "error";
+    else if (const auto& u = step.response().usage) {
+        record.prompt_tokens = u->prompt_tokens;
+        record.completion_tokens = u->completion_tokens;
+    }
+    tell(opt.observer.get(), &LoopObserver::on_model_call, record);
+    if (failure) std::rethrow_exception(failure);
+}
+
+// Not a coroutine without an observer: the executor's awaitable goes straight to the
+// loop, so a parked run carries no extra frame.
+asio::awaitable<void> call_model(LoopExecutor& exec, LoopStep& step, const LoopOptions& opt) {
+    if (!opt.observer) return exec.async_complete(step.request(), step.response());
+    return observed_model_call(exec, step, opt);
 }
 
 // Initiates one call's dispatch; an executor that throws instead of returning the
@@ -132,19 +203,19 @@ asio::awaitable<std::string> initiate(LoopExecutor& exec, const Session& out, Lo
 // together (the dispatcher's lanes order same-key calls; LoopStep keeps calls that are
 // not parallel-safe in batches of their own).
 asio::awaitable<void> dispatch_batch(async::Runtime& rt, LoopExecutor& exec, const Session& out,
-                                     std::span<LoopToolCall> batch) {
+                                     std::span<LoopToolCall> batch, LoopObserver* observer) {
     std::size_t runnable = 0;
     for (const auto& c : batch) runnable += !c.result;
     if (runnable == 1) {
         for (auto& c : batch)
-            if (!c.result) co_await settle(initiate(exec, out, c), c);
+            if (!c.result) co_await settle(initiate(exec, out, c), c, observer);
         co_return;
     }
     async::TaskGroup<void> group(rt);  // calls of different lanes in parallel across the runtime's threads
     for (auto& c : batch) {
         if (c.result) continue;
         auto dispatch = initiate(exec, out, c);
-        group.spawn(settle(std::move(dispatch), c));
+        group.spawn(settle(std::move(dispatch), c, observer));
     }
     co_await group.async_join();
 }
@@ -169,9 +240,58 @@ void note_truncated(const Session& out, int max_tool_rounds) {
     out.add_lineage_extra("loop.truncated", true);
 }
 
+// Throws rath::Cancelled once the run was asked to stop. The task's terminal
+// cancellation aborts what the loop awaits; this check also stops a run whose request
+// came between two awaits (or before it started).
+void stop_if_cancelled(const LoopRun& run) {
+    if (auto why = run.done.cancel_reason())
+        throw Cancelled("session " + run.out.id() + " was cancelled (" + to_string(*why) + ")", *why);
+}
+
+// What the reader of a failed run gets: a run that was asked to stop (or whose awaited
+// operation was aborted) fails with rath::Cancelled, whatever error the abort surfaced
+// as (an aborted socket may look like a connection error); other errors pass through.
+std::exception_ptr reader_error(const LoopRun& run, std::exception_ptr failure) {
+    if (auto why = run.done.cancel_reason()) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const Cancelled& c) {
+            if (c.reason() == *why) return failure;
+        } catch (...) {
+        }
+        return std::make_exception_ptr(Cancelled("session " + run.out.id() + " was cancelled (" + to_string(*why) + ")", *why));
+    }
+    try {
+        std::rethrow_exception(failure);
+    } catch (const boost::system::system_error& e) {
+        if (e.code() == asio::error::operation_aborted)
+            return std::make_exception_ptr(Cancelled("session " + run.out.id() + " was cancelled (requested)"));
+    } catch (...) {
+    }
+    return failure;
+}
+
+// Arms the run's deadline (LoopOptions::timeout): when it passes, the run is cancelled
+// with CancelReason::deadline as if Session::cancel had been called. The timer goes
+// with the loop's frame (its handler then sees operation_aborted and does nothing).
+std::optional<asio::steady_timer> arm_deadline(const asio::any_io_executor& ex, const LoopRun& run) {
+    if (!run.deadline) return std::nullopt;
+    if (std::chrono::steady_clock::now() >= *run.deadline) {
+        run.done.core()->note_cancel(CancelReason::deadline);
+        stop_if_cancelled(run);
+    }
+    std::optional<asio::steady_timer> timer(std::in_place, ex, *run.deadline);
+    timer->async_wait([done = run.done](const boost::system::error_code& ec) {
+        if (!ec) done.cancel(CancelReason::deadline);
+    });
+    return timer;
+}
+
 // The loop (§2.3): waits for pending inputs on the runtime (chains never block their
 // caller), then performs the step's actions until it finishes, and sets run->done.
 asio::awaitable<void> loop_body(std::shared_ptr<LoopRun> run) {
+    stop_if_cancelled(*run);
+    std::optional<asio::steady_timer> deadline = arm_deadline(co_await asio::this_coro::executor, *run);
     // Checked first: awaiting a settled session would still cost a coroutine frame.
     if (run->user.pending()) co_await run->user.async_synchronize();
     if (run->agent.pending()) co_await run->agent.async_synchronize();
@@ -188,11 +308,12 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopRun> run) {
     try {
         step.emplace(step_config(*run, prep, agent_rows));
         for (bool more = true; more;) {
+            stop_if_cancelled(*run);
             const LoopAction action = step->resume();
             if (action == LoopAction::call_model) {
-                co_await prep.exec->async_complete(step->request(), step->response());
+                co_await call_model(*prep.exec, *step, opt);
             } else if (action == LoopAction::dispatch_tools) {
-                co_await dispatch_batch(rt, *prep.exec, run->out, step->tool_batch());
+                co_await dispatch_batch(rt, *prep.exec, run->out, step->tool_batch(), opt.observer.get());
             } else if (action == LoopAction::publish_rows) {
                 detail::SessionAccess::publish(run->out, step->rows(), step->usage());
                 if (writer) co_await persist_rows(*writer, step->rows(), step->published());
@@ -205,10 +326,15 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopRun> run) {
         failure = std::current_exception();
     }
     if (failure) {
+        failure = reader_error(*run, std::move(failure));
         // Usage a failed round counted (a budget callback that threw) stays visible;
         // rows were published as they came. Cancellation or an error: keep the partial
-        // file (no trailer), then rethrow.
+        // file (no trailer), then rethrow. A cancelled coroutine would fail every
+        // further await at once: the cleanup runs with a fresh cancellation state (the
+        // task's signal is emitted only once).
         if (step) detail::SessionAccess::publish_usage(run->out, step->usage());
+        deadline.reset();
+        co_await asio::this_coro::reset_cancellation_state();
         if (writer) {
             try {
                 co_await writer->async_abandon();
@@ -236,7 +362,9 @@ Session make_output(const Session& user, const Session& agent) {
 
 std::shared_ptr<LoopRun> start_run(const Session& user, const Session& agent, std::shared_ptr<const LoopOptions> options) {
     Session out = make_output(user, agent);
+    for (const auto& kv : options->lineage_extras) out.add_lineage_extra(std::string(kv.key()), kv.value());
     auto run = std::make_shared<LoopRun>(LoopRun{out, user, agent, std::move(options)});
+    if (run->opt->timeout) run->deadline = std::chrono::steady_clock::now() + *run->opt->timeout;
     detail::SessionAccess::set_pending(out, run->done);
     return run;
 }

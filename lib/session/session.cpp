@@ -209,6 +209,15 @@ const Session& Session::synchronize() const {
     return *this;
 }
 
+bool Session::cancel(CancelReason reason) const {
+    std::shared_ptr<detail::PendingResult> p;
+    {
+        std::lock_guard lk(st_->mu);
+        p = st_->pending;
+    }
+    return p && p->done.cancel(reason);
+}
+
 boost::asio::awaitable<void> Session::async_synchronize() const {
     if (!waits()) co_return;
     std::shared_ptr<detail::PendingResult> p;

@@ -262,6 +262,67 @@ TEST_CASE("shutdown with a drain time lets quick work finish and cancels the res
     rt.shutdown(200ms);  // idempotent
 }
 
+TEST_CASE("shutdown with a deadline refuses outside work while it drains and cancels the rest with the reason shutdown") {
+    Runtime rt({.threads = 2});
+    std::atomic<bool> inner_admitted{false};
+    // Quick work that, while the runtime drains, still starts work of its own from an
+    // io thread: what running work is made of is not refused.
+    auto quick = rt.submit([](Runtime* r, std::atomic<bool>* admitted) -> asio::awaitable<int> {
+        co_await rath::async::async_sleep(100ms);
+        auto inner = r->submit([]() -> asio::awaitable<int> { co_return 5; }());
+        *admitted = true;
+        co_return co_await inner.async_get();
+    }(&rt, &inner_admitted));
+    auto slow = rt.submit([]() -> asio::awaitable<int> {
+        co_await rath::async::async_sleep(1h);
+        co_return 8;
+    }());
+    std::atomic<bool> refused{false};
+    std::thread outside([&] {
+        while (!rt.is_closing()) std::this_thread::sleep_for(1ms);
+        try {
+            (void)rt.submit([]() -> asio::awaitable<int> { co_return 1; }());
+        } catch (const rath::async::RuntimeShutdownError&) {
+            refused = true;
+        }
+    });
+    CHECK(rt.shutdown(300ms) == 1);
+    outside.join();
+    CHECK(refused);
+    CHECK(inner_admitted);
+    CHECK(quick.get() == 5);
+    REQUIRE(slow.ready());
+    try {
+        (void)slow.get();
+        FAIL("the slow task finished");
+    } catch (const rath::Cancelled& c) {
+        CHECK(c.reason() == rath::CancelReason::shutdown);
+    } catch (const boost::system::system_error& e) {
+        FAIL("a raw operation_aborted instead of rath::Cancelled: " << std::string(e.what()));
+    }
+}
+
+TEST_CASE("cancelling a submitted task's result cancels that task only") {
+    Runtime rt({.threads = 2});
+    auto a = rt.submit([]() -> asio::awaitable<int> {
+        co_await rath::async::async_sleep(1h);
+        co_return 1;
+    }());
+    auto b = rt.submit([]() -> asio::awaitable<int> {
+        co_await rath::async::async_sleep(20ms);
+        co_return 2;
+    }());
+    CHECK(a.cancel());
+    CHECK(a.cancel_reason() == rath::CancelReason::requested);
+    CHECK(a.wait_for(5s));
+    CHECK_THROWS((void)a.get());
+    CHECK(b.get() == 2);
+    CHECK_FALSE(b.cancel());
+    // A task leaves the runtime's list just after it published its result.
+    for (int i = 0; i < 500 && rt.in_flight() != 0; ++i) std::this_thread::sleep_for(1ms);
+    CHECK(rt.in_flight() == 0);
+}
+
 TEST_CASE("the default runtime is a process-wide singleton") {
     auto& a = Runtime::default_runtime();
     auto& b = Runtime::default_runtime();

@@ -122,6 +122,20 @@ TEST_CASE("sandbox refcount acquires and releases as the spec pins") {
     rb::testing::reset_backend_instances();
 }
 
+TEST_CASE("the open sandbox count rises with each open and falls with each close") {
+    auto& b = fresh_backend("local");
+    const std::size_t before = rb::open_sandbox_count();
+    auto a = b.open();
+    auto c = b.open();
+    CHECK(rb::open_sandbox_count() == before + 2);
+    b.close(a);
+    b.close(a);  // closing twice counts once
+    CHECK(rb::open_sandbox_count() == before + 1);
+    b.close(c);
+    CHECK(rb::open_sandbox_count() == before);
+    rb::testing::reset_backend_instances();
+}
+
 TEST_CASE("local workspaces owned temp dirs are removed and user dirs are kept") {
     auto& b = fresh_backend("local");
     auto sb = b.open();

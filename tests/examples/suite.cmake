@@ -46,3 +46,10 @@ foreach(check ${rath_example_checks})
       LABELS "examples")
   endif()
 endforeach()
+
+# examples/13_agent_service as a process against the fake LLM server (every route,
+# cancellation, overload, SIGTERM).
+rath_add_test_suite(examples LABELS "examples" LIBS rath::fake_llm TIMEOUT 300)
+if(TARGET test_examples AND TARGET 13_agent_service)
+  add_dependencies(test_examples 13_agent_service)
+endif()

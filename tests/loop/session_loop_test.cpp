@@ -748,3 +748,23 @@ TEST_CASE("without a chat client the loop asks the registry for the provider's k
     CHECK(out.text() == std::optional<std::string>("from the registered kind"));
     CHECK(s.client->requests().size() == 1);
 }
+
+TEST_CASE("lineage extras given in the options are on the output at once and in its persisted header") {
+    auto s = rath::test::scripted();
+    s.client->push(rath::test::text("traced"));
+    rath::test::TempDir dir;
+    const auto path = dir.path() / "traced.jsonl";
+    const std::string tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(),
+                                         {.provider = s.provider, .client = s.client, .persist_path = path,
+                                          .lineage_extras = {{"traceparent", tp}}});
+    auto has_tp = [&](const rath::LineageExtras& extras) {
+        for (auto& [k, v] : extras)
+            if (k == "traceparent" && v.is_string() && v.as_string() == tp) return true;
+        return false;
+    };
+    CHECK(has_tp(out.lineage_extras()));
+    CHECK(out.text() == std::optional<std::string>("traced"));
+    auto loaded = rath::persistence::load_session_file(path);
+    CHECK(has_tp(loaded.header.lineage_extras));
+}

@@ -23,10 +23,9 @@ public:
     using Error::Error;
 };
 
-// The operation was cancelled (TaskGroup::cancel, Runtime::drain, shutdown).
-class CancelledError : public Error {
-public:
-    using Error::Error;
-};
+// The operation was cancelled (TaskGroup::cancel, Lazy::cancel, Runtime::drain,
+// shutdown): the same type as rath::Cancelled (rath/error.hpp), so that one catch
+// covers cancellation raised by any layer.
+using CancelledError = rath::Cancelled;
 
 }  // namespace rath::async

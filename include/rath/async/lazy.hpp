@@ -11,6 +11,9 @@
 // Thread safety: every member function may be called from any thread, on any copy, at
 // once. Cancellation: cancelling a coroutine in async_wait() or async_get() ends that
 // wait only (operation_aborted); the value and its other readers are unaffected.
+// cancel() is the other direction: it asks the value's producer (the runtime task of
+// Runtime::submit / submit_into) to stop; the producer still sets the value, usually
+// with rath::Cancelled.
 // Errors: set_value / set_exception throw std::logic_error on a second set; get() and
 // async_get() rethrow the stored exception; blocking reads throw DeadlockError on a
 // runtime io thread while the value is not ready.
@@ -42,6 +45,16 @@ namespace rath::async {
 
 namespace detail {
 
+// What a cancel request on a Lazy reaches: the runtime task producing it.
+class CancelTarget {
+public:
+    // Delivers terminal cancellation to the producer (once, however often asked).
+    virtual void request_cancel() noexcept = 0;
+
+protected:
+    ~CancelTarget() = default;
+};
+
 // The non-template half of a Lazy: readiness, the exception, and the waiters.
 class LazyCore : public std::enable_shared_from_this<LazyCore> {
 public:
@@ -67,6 +80,20 @@ public:
     void add_waiter(Completion c, boost::asio::cancellation_slot slot);
     void cancel_waiter(std::uint64_t id);
     std::exception_ptr error() const noexcept { return error_; }
+
+    // The producer a cancel request reaches (set by the runtime when it starts the task).
+    void set_cancel_target(std::weak_ptr<CancelTarget> target);
+    // Records `reason` (the first one wins) and asks the producer, if any, to stop.
+    // False when the value is already set.
+    bool request_cancel(CancelReason reason);
+    // Records `reason` (the first one wins) without asking anyone: for the producer
+    // itself, which is stopping its work already.
+    void note_cancel(CancelReason reason) noexcept;
+    // The reason of the first cancel request, if any was made.
+    std::optional<CancelReason> cancel_reason() const noexcept {
+        auto r = cancel_reason_.load(std::memory_order_acquire);
+        return r ? std::optional<CancelReason>(static_cast<CancelReason>(r)) : std::nullopt;
+    }
 
     // Sets the exception unless already set (the type-erased try_set_exception).
     bool fail(std::exception_ptr e) {
@@ -96,10 +123,17 @@ private:
     mutable std::atomic<bool> observed_{false};
     std::exception_ptr error_;
     std::uint64_t next_waiter_ = 0;
+    std::atomic<std::uint8_t> cancel_reason_{0};  // a CancelReason, 0 = none
+    std::weak_ptr<CancelTarget> cancel_target_;   // under mu_
     // Most values have at most one coroutine or callback waiting (a session's loop
     // output, read by one caller): room for one inline, no allocation for it.
     boost::container::small_vector<Waiter, 1> waiters_;
 };
+
+// The error a cancelled producer's readers get: an operation_aborted raised while
+// `core` had a cancel request becomes rath::Cancelled with its reason; anything else is
+// returned unchanged.
+std::exception_ptr typed_cancellation(std::exception_ptr e, const LazyCore& core);
 
 template <class T>
 using lazy_storage_t = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
@@ -226,6 +260,14 @@ public:
             co_return st->value_ref();
         }
     }
+
+    // Asks the producer to stop (see the file comment): a running task gets terminal
+    // cancellation, one still waiting at its admission gate fails with rath::Cancelled
+    // without starting. The value is still set by the producer. False when it is set
+    // already (nothing to cancel); never throws.
+    bool cancel(CancelReason reason = CancelReason::requested) const { return st_->request_cancel(reason); }
+    // The reason of the first cancel() (or runtime cancellation), if any.
+    [[nodiscard]] std::optional<CancelReason> cancel_reason() const noexcept { return st_->cancel_reason(); }
 
     // Identity of the shared state (two handles to one value compare equal).
     [[nodiscard]] bool same_as(const Lazy& o) const noexcept { return st_ == o.st_; }

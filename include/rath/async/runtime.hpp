@@ -14,9 +14,12 @@
 // Thread safety: every member function may be called from any thread, except that
 // drain() and shutdown() must not run on one of this runtime's io threads (they would
 // wait for themselves). Cancellation: drain() and shutdown() cancel unfinished work
-// through each task's cancellation slot (terminal cancellation). Errors: submitting to
-// a shut-down runtime throws RuntimeShutdownError; work that never finished fails its
-// Lazy with RuntimeShutdownError.
+// through each task's cancellation slot (terminal cancellation, reason
+// CancelReason::shutdown); Lazy::cancel() on a submitted task's result cancels that
+// one task the same way (reason CancelReason::requested unless given). Errors:
+// submitting to a shut-down (or, from outside, a closing) runtime throws
+// RuntimeShutdownError; work that never finished fails its Lazy with
+// RuntimeShutdownError.
 #include <rath/async/admission.hpp>
 #include <rath/async/error.hpp>
 #include <rath/async/lazy.hpp>
@@ -131,9 +134,22 @@ public:
     // Idempotent: cancels outstanding work, stops the threads and joins them. Every
     // Lazy of work that never finished receives RuntimeShutdownError.
     void shutdown();
-    // drain(timeout), then shutdown(): how a service stops (and what the default
-    // runtime does when main returns).
-    void shutdown(std::chrono::milliseconds drain_timeout);
+    // How a service stops (and what the default runtime does when main returns):
+    //  1. stops admitting: submit() from outside the runtime's io threads throws
+    //     RuntimeShutdownError from now on (work already running may still start the
+    //     work it is made of);
+    //  2. lets submitted work, including work queued at an Admission gate, finish until
+    //     `deadline` has passed;
+    //  3. cancels the rest with rath::Cancelled(CancelReason::shutdown) as the reason
+    //     (queued work fails without starting; an agent loop abandons its session
+    //     writer, so the persisted file holds the rows written so far, never a torn
+    //     one) and gives it up to a second to unwind;
+    //  4. shutdown(): stops and joins the threads.
+    // Returns how many operations step 3 cancelled. Blocks the calling thread; throws
+    // DeadlockError on one of this runtime's io threads.
+    std::size_t shutdown(std::chrono::milliseconds deadline);
+    // True once shutdown(deadline) (or shutdown()) has begun: no new outside work.
+    bool is_closing() const noexcept;
     bool is_shut_down() const noexcept;
 
 private:
@@ -159,7 +175,7 @@ Lazy<T> Runtime::submit(boost::asio::awaitable<T> op) {
     Task* t = start_task(result.core());  // throws RuntimeShutdownError after shutdown
     auto on_done = [this, t, result](std::exception_ptr e, auto... v) mutable {
         if (e)
-            result.try_set_exception(std::move(e));
+            result.try_set_exception(detail::typed_cancellation(std::move(e), *result.core()));
         else if constexpr (sizeof...(v) == 0)
             result.try_set_value();
         else

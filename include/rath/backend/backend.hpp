@@ -90,7 +90,7 @@ public:
     [[nodiscard]] DispatchResult dispatch(Payload p);
 
     // Backends call this from their close path; returns false if it was already closed.
-    bool mark_closed() noexcept { return !closed_.exchange(true, std::memory_order_acq_rel); }
+    bool mark_closed() noexcept;
 
 private:
     Backend* backend_;
@@ -99,6 +99,10 @@ private:
     std::atomic<int> refs_{0};
     std::atomic<bool> closed_{false};
 };
+
+// Sandbox objects made and not closed yet, in this process (what a service's metrics
+// report as open sandboxes). Thread-safe; never throws.
+[[nodiscard]] std::size_t open_sandbox_count() noexcept;
 
 // RAII acquire/release (`with sb:`).
 class SandboxGuard {

@@ -4,6 +4,9 @@
 #include <rath/llm/stream_delta.hpp>
 #include <rath/tool/tool_set.hpp>
 
+#include <boost/json/object.hpp>
+
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -22,6 +25,7 @@ class ChatClient;
 namespace rath {
 
 class LoopExecutor;
+class LoopObserver;
 
 // Sees every streamed delta of the loop's model calls, on a runtime thread.
 using StreamCallback = std::function<void(const llm::StreamDelta&)>;
@@ -48,6 +52,18 @@ struct LoopOptions {
     // yet). Null: no bound. The coroutine form (async_run_session_loop) is the caller's
     // own concurrency and does not take a place.
     std::shared_ptr<async::Admission> admission{};
+    // Each run's deadline, counted from the call that starts it (time queued at the
+    // admission gate included): when it passes the run is cancelled as by
+    // Session::cancel(CancelReason::deadline) and its reader gets rath::Cancelled.
+    // Unset: no deadline. The coroutine form is bounded by its caller instead
+    // (async::with_timeout around it).
+    std::optional<std::chrono::steady_clock::duration> timeout{};
+    // Told about every model call and tool call of the run (loop/observer.hpp).
+    std::shared_ptr<LoopObserver> observer{};
+    // Recorded in each output session's lineage extras when the run is created, before
+    // anything is persisted (so the file's header has them): what a service ties a run
+    // to, such as the W3C traceparent of the request that started it.
+    boost::json::object lineage_extras{};
 };
 
 }  // namespace rath

@@ -11,8 +11,12 @@
 // the same operation for coroutines and returns the finished session.
 //
 // Thread safety: callable from any thread, any number of loops at once. Cancellation:
-// Runtime::drain/shutdown cancel the loop (the output then rethrows the cancellation);
-// cancelling the coroutine form cancels the loop it runs. Errors (rethrown at the
+// Session::cancel() on the output, LoopOptions::timeout, and Runtime::drain/shutdown
+// stop the loop: the in-flight model request is aborted, running tool processes are
+// killed, no further row is published, a persisted run keeps its partial file (the rows
+// written so far), and the output's first read throws rath::Cancelled with the reason
+// (requested, deadline, shutdown). Cancelling the coroutine form cancels the loop it
+// runs (rath::Cancelled, reason requested). Errors (rethrown at the
 // output's first read, or by the coroutine form): ProviderError and ProviderConfigError
 // from the model call, ToolNameConflictError for clashing tool names, what a budget
 // callback throws, std::invalid_argument for on_event with a custom executor.
