@@ -17,6 +17,7 @@ if (( $(time_left) > 1500 )); then
   cmake -S . -B build-asan "${common[@]}" -DRATH_SANITIZE=ON >/dev/null
   cmake --build build-asan
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     ctest --test-dir build-asan --output-on-failure -j2 -LE "install|integration|headers"
 else
   echo "== ASan+UBSan stage SKIPPED: only $(time_left) s of CI time left"

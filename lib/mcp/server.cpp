@@ -767,6 +767,14 @@ asio::awaitable<json::value> ServerSession::call_tool(const jsonrpc::Request& re
     co_return text_error_result(failure);
 }
 
+// Outside the coroutine: GCC 12 leaks a braced json::object built in a throw inside a
+// coroutine body (ASan showed it).
+[[noreturn]] static void throw_resource_not_found(const std::string& uri) {
+    json::object data;
+    data["uri"] = uri;
+    throw McpError(jsonrpc::error_code::resource_not_found, "Resource not found", json::value(std::move(data)));
+}
+
 asio::awaitable<json::value> ServerSession::read_resource(const jsonrpc::Request& req) {
     auto& impl = *impl_->server->impl_;
     std::string uri = required_string(params_object(req), "uri");
@@ -777,7 +785,12 @@ asio::awaitable<json::value> ServerSession::read_resource(const jsonrpc::Request
             json::array contents = co_await std::move(pending);
             co_return contents_result(std::move(contents));
         }
-    if (auto t = impl.find_transcript(uri)) co_return transcript_contents(*t);
+    // Named first: GCC 12 leaked the temporary of `co_return f(*t)` here (ASan).
+    std::optional<TranscriptEntry> transcript = impl.find_transcript(uri);
+    if (transcript) {
+        json::value contents = transcript_contents(*transcript);
+        co_return contents;
+    }
     for (auto& t : impl.templates)
         if (auto vars = detail::match_uri_template(t->uri_template, uri)) {
             auto def = t;
@@ -785,7 +798,7 @@ asio::awaitable<json::value> ServerSession::read_resource(const jsonrpc::Request
             json::array contents = co_await std::move(pending);
             co_return contents_result(std::move(contents));
         }
-    throw McpError(jsonrpc::error_code::resource_not_found, "Resource not found", json::value(json::object{{"uri", uri}}));
+    throw_resource_not_found(uri);
 }
 
 asio::awaitable<json::value> ServerSession::get_prompt(const jsonrpc::Request& req) {
