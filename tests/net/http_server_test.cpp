@@ -127,7 +127,9 @@ TEST_CASE("a streamed answer reaches the client chunk by chunk before the handle
     r.url = server.base_url() + "/events";
     rath::net::HttpResponse resp;
     std::string seen;
-    auto done = runtime().submit([&]() -> asio::awaitable<void> {
+    // Named, not a temporary: the coroutine reads its captures through the closure,
+    // which must outlive it.
+    auto body = [&]() -> asio::awaitable<void> {
         co_await client.async_stream(
             r,
             [&](std::string_view b) {
@@ -135,7 +137,8 @@ TEST_CASE("a streamed answer reaches the client chunk by chunk before the handle
                 if (seen == "data: one\n\n") release = true;  // the first event arrived while the handler waits
             },
             resp);
-    }());
+    };
+    auto done = runtime().submit(body());
     done.get();
     CHECK(resp.status == 200);
     CHECK(seen == "data: one\n\ndata: two\n\n");
