@@ -99,20 +99,20 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     mutable std::mutex mu;
     std::condition_variable idle_cv;
-    std::unordered_set<std::shared_ptr<detail::Connection>> connections;
+    std::unordered_set<std::shared_ptr<detail::ServerConnection>> connections;
     bool started = false;
     std::atomic<bool> stopping{false};  // written under mu
     std::atomic<std::uint16_t> bound_port{0};
     HttpServerStats counters;  // under mu
 
     asio::awaitable<void> accept_loop();
-    void forget(const std::shared_ptr<detail::Connection>& c);
+    void forget(const std::shared_ptr<detail::ServerConnection>& c);
 };
 
 namespace detail {
 
-struct Connection : std::enable_shared_from_this<Connection> {
-    Connection(std::shared_ptr<HttpServer::Impl> s, tcp::socket sock) : server(std::move(s)), stream(std::move(sock)) {}
+struct ServerConnection : std::enable_shared_from_this<ServerConnection> {
+    ServerConnection(std::shared_ptr<HttpServer::Impl> s, tcp::socket sock) : server(std::move(s)), stream(std::move(sock)) {}
 
     std::shared_ptr<HttpServer::Impl> server;
     beast::tcp_stream stream;
@@ -144,7 +144,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
     void shut();
 };
 
-void Connection::mark_gone() {
+void ServerConnection::mark_gone() {
     if (gone || !busy) return;
     gone = true;
     {
@@ -164,7 +164,7 @@ void Connection::mark_gone() {
     }
 }
 
-void Connection::shut() {
+void ServerConnection::shut() {
     boost::system::error_code ec;
     auto& sock = stream.socket();
     if (sock.is_open()) {
@@ -173,7 +173,7 @@ void Connection::shut() {
     }
 }
 
-void Connection::build_head(int status, const std::vector<HttpHeader>& headers, std::optional<std::size_t> length) {
+void ServerConnection::build_head(int status, const std::vector<HttpHeader>& headers, std::optional<std::size_t> length) {
     head.clear();
     head += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
     append_number(head, static_cast<std::uint64_t>(status));
@@ -211,7 +211,7 @@ void Connection::build_head(int status, const std::vector<HttpHeader>& headers, 
     head += "\r\n";
 }
 
-asio::awaitable<void> Connection::write_all(asio::const_buffer a, asio::const_buffer b, asio::const_buffer c) {
+asio::awaitable<void> ServerConnection::write_all(asio::const_buffer a, asio::const_buffer b, asio::const_buffer c) {
     const std::array<asio::const_buffer, 3> bufs{a, b, c};
     stream.expires_after(server->options.io_timeout);
     auto [ec, n] = co_await asio::async_write(stream, bufs, use_tuple);
@@ -222,7 +222,7 @@ asio::awaitable<void> Connection::write_all(asio::const_buffer a, asio::const_bu
     }
 }
 
-asio::awaitable<void> Connection::respond(int status, std::vector<HttpHeader> headers, std::string body) {
+asio::awaitable<void> ServerConnection::respond(int status, std::vector<HttpHeader> headers, std::string body) {
     if (phase != Phase::none) throw std::logic_error("rath::net::ServerExchange::respond: the request was already answered");
     if (gone) throw boost::system::system_error(asio::error::connection_reset, "rath::net::ServerExchange: the client is gone");
     build_head(status, headers, body.size());
@@ -231,7 +231,7 @@ asio::awaitable<void> Connection::respond(int status, std::vector<HttpHeader> he
     co_await write_all(asio::buffer(head), with_body ? asio::buffer(body) : asio::const_buffer());
 }
 
-asio::awaitable<void> Connection::begin_stream(int status, std::vector<HttpHeader> headers) {
+asio::awaitable<void> ServerConnection::begin_stream(int status, std::vector<HttpHeader> headers) {
     if (phase != Phase::none)
         throw std::logic_error("rath::net::ServerExchange::begin_stream: the request was already answered");
     if (gone) throw boost::system::system_error(asio::error::connection_reset, "rath::net::ServerExchange: the client is gone");
@@ -242,7 +242,7 @@ asio::awaitable<void> Connection::begin_stream(int status, std::vector<HttpHeade
     co_await write_all(asio::buffer(head));
 }
 
-asio::awaitable<void> Connection::write_chunk(std::string_view chunk) {
+asio::awaitable<void> ServerConnection::write_chunk(std::string_view chunk) {
     if (phase != Phase::streaming) throw std::logic_error("rath::net::ServerExchange::write: no stream was begun, or it was finished");
     if (chunk.empty() || head_request) co_return;
     if (!chunked) {
@@ -256,7 +256,7 @@ asio::awaitable<void> Connection::write_chunk(std::string_view chunk) {
     co_await write_all(asio::buffer(head), asio::buffer(chunk.data(), chunk.size()), asio::buffer(crlf.data(), crlf.size()));
 }
 
-asio::awaitable<void> Connection::finish() {
+asio::awaitable<void> ServerConnection::finish() {
     if (phase != Phase::streaming) throw std::logic_error("rath::net::ServerExchange::finish: no stream was begun, or it was finished");
     phase = Phase::done;
     if (!chunked || head_request) co_return;
@@ -264,7 +264,7 @@ asio::awaitable<void> Connection::finish() {
     co_await write_all(asio::buffer(last.data(), last.size()));
 }
 
-asio::awaitable<void> Connection::invoke(ServerRequest& req, ServerExchange& ex, std::exception_ptr& failure) {
+asio::awaitable<void> ServerConnection::invoke(ServerRequest& req, ServerExchange& ex, std::exception_ptr& failure) {
     try {
         co_await server->handler(req, ex);
     } catch (...) {
@@ -278,7 +278,7 @@ asio::awaitable<void> Connection::invoke(ServerRequest& req, ServerExchange& ex,
 // pipelined request are left unread for the next round, and the watch then ends:
 // reading them here would mean buffering requests the handler has not reached.
 // A plain callback, not a coroutine: it costs one reactor wait per request.
-void Connection::watch() {
+void ServerConnection::watch() {
     if (buffer.size() != 0) return;  // a pipelined request is already buffered
     const std::uint64_t round = exchange_round;
     stream.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), round](boost::system::error_code ec) {
@@ -304,7 +304,7 @@ void Connection::watch() {
     });
 }
 
-asio::awaitable<void> Connection::run() {
+asio::awaitable<void> ServerConnection::run() {
     const auto self = shared_from_this();
     const auto& opt = server->options;
     try {
@@ -441,7 +441,7 @@ asio::awaitable<void> ServerExchange::begin_stream(int status, std::vector<HttpH
 }
 asio::awaitable<void> ServerExchange::write(std::string_view chunk) { return connection_.write_chunk(chunk); }
 asio::awaitable<void> ServerExchange::finish() { return connection_.finish(); }
-bool ServerExchange::responded() const noexcept { return connection_.phase != detail::Connection::Phase::none; }
+bool ServerExchange::responded() const noexcept { return connection_.phase != detail::ServerConnection::Phase::none; }
 bool ServerExchange::client_gone() const noexcept { return connection_.gone; }
 
 void ServerExchange::on_client_gone(std::function<void()> callback) {
@@ -453,7 +453,7 @@ void ServerExchange::on_client_gone(std::function<void()> callback) {
     connection_.gone_callbacks.push_back(std::move(callback));
 }
 
-void HttpServer::Impl::forget(const std::shared_ptr<detail::Connection>& c) {
+void HttpServer::Impl::forget(const std::shared_ptr<detail::ServerConnection>& c) {
     std::lock_guard lk(mu);
     if (connections.erase(c)) --counters.connections_open;
     if (connections.empty()) idle_cv.notify_all();
@@ -473,7 +473,7 @@ asio::awaitable<void> HttpServer::Impl::accept_loop() {
         }
         boost::system::error_code oec;
         sock.set_option(tcp::no_delay(true), oec);
-        auto conn = std::make_shared<detail::Connection>(self, std::move(sock));
+        auto conn = std::make_shared<detail::ServerConnection>(self, std::move(sock));
         bool refused = false;
         {
             std::lock_guard lk(mu);
@@ -562,7 +562,7 @@ std::string HttpServer::base_url() const {
 
 void HttpServer::stop() {
     auto d = impl_;
-    std::vector<std::shared_ptr<detail::Connection>> conns;
+    std::vector<std::shared_ptr<detail::ServerConnection>> conns;
     {
         std::lock_guard lk(d->mu);
         if (d->stopping) return;
@@ -583,7 +583,7 @@ void HttpServer::stop() {
 
 void HttpServer::close() {
     stop();
-    std::vector<std::shared_ptr<detail::Connection>> conns;
+    std::vector<std::shared_ptr<detail::ServerConnection>> conns;
     {
         std::lock_guard lk(impl_->mu);
         conns.assign(impl_->connections.begin(), impl_->connections.end());

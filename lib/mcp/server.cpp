@@ -767,8 +767,7 @@ asio::awaitable<json::value> ServerSession::call_tool(const jsonrpc::Request& re
     co_return text_error_result(failure);
 }
 
-// Outside the coroutine: GCC 12 leaks a braced json::object built in a throw inside a
-// coroutine body (ASan showed it).
+// JSON built outside coroutine bodies (GCC 12 mishandles braced initializer lists there).
 [[noreturn]] static void throw_resource_not_found(const std::string& uri) {
     json::object data;
     data["uri"] = uri;
@@ -785,7 +784,7 @@ asio::awaitable<json::value> ServerSession::read_resource(const jsonrpc::Request
             json::array contents = co_await std::move(pending);
             co_return contents_result(std::move(contents));
         }
-    // Named first: GCC 12 leaked the temporary of `co_return f(*t)` here (ASan).
+    // Named first: operands of co_return/co_await are named in coroutines (GCC 12).
     std::optional<TranscriptEntry> transcript = impl.find_transcript(uri);
     if (transcript) {
         json::value contents = transcript_contents(*transcript);

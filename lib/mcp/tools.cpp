@@ -9,6 +9,8 @@
 #include <rath/async/this_thread.hpp>
 #include <rath/config/store.hpp>
 #include <rath/log.hpp>
+#include <rath/mcp/http_transport.hpp>
+#include <rath/net/http_client.hpp>
 #include <rath/session.hpp>
 #include <rath/tool/serialize.hpp>
 
@@ -375,6 +377,42 @@ void read_extras(const config::ConfigStore& store, const std::string& where, con
     if (auto* p = e.if_contains("tool_prefix"); p && p->is_string()) o.tool_prefix = std::string(p->get_string());
 }
 
+// {"url": "https://host/mcp", "headers": {...}, "type": "http"}: a Streamable HTTP
+// server, reached through the HttpClient of the runtime that connects.
+void read_url_entry(const config::ConfigStore& store, const std::string& where, const json::object& e,
+                    McpServerOptions& o) {
+    const auto& u = e.at("url");
+    if (!u.is_string()) bad_entry(store, where + ".url", "must be a string");
+    std::string url(u.get_string());
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
+        bad_entry(store, where + ".url", "must be an http:// or https:// URL");
+    if (auto* t = e.if_contains("type"); t && !t->is_null()) {
+        if (!t->is_string()) bad_entry(store, where + ".type", "must be a string");
+        const std::string type(t->get_string());
+        if (type == "sse")
+            bad_entry(store, where + ".type",
+                      "\"sse\" names the HTTP+SSE transport of 2024-11-05, which rath does not speak; "
+                      "use the server's Streamable HTTP endpoint (\"http\")");
+        if (type != "http" && type != "streamable-http" && type != "streamableHttp")
+            bad_entry(store, where + ".type", "must be \"http\" (Streamable HTTP) for a url entry");
+    }
+    if (e.contains("command")) bad_entry(store, where, "has both \"url\" and \"command\"");
+    StreamableHttpClientOptions http;
+    http.url = std::move(url);
+    if (auto* h = e.if_contains("headers"); h && !h->is_null()) {
+        if (!h->is_object()) bad_entry(store, where + ".headers", "must be an object of strings");
+        for (const auto& kv : h->get_object()) {
+            if (!kv.value().is_string()) bad_entry(store, where + ".headers", "must be an object of strings");
+            http.headers.push_back({std::string(kv.key()), std::string(kv.value().get_string())});
+        }
+    }
+    o.transport = [http = std::move(http)]() -> std::unique_ptr<Transport> {
+        auto* rt = async::current_runtime();
+        return std::make_unique<StreamableHttpTransport>(net::HttpClient(rt ? *rt : async::Runtime::default_runtime()),
+                                                         http);
+    };
+}
+
 }  // namespace
 
 McpServerOptions mcp_server_options_from_config(std::optional<std::string> name, std::shared_ptr<config::ConfigStore> store) {
@@ -406,8 +444,13 @@ McpServerOptions mcp_server_options_from_config(std::optional<std::string> name,
             const std::string where = "mcpServers." + *name;
             if (!e->is_object()) bad_entry(*store, where, "must be an object");
             const auto& eo = e->get_object();
+            if (eo.contains("url")) {
+                read_url_entry(*store, where, eo, o);
+                read_extras(*store, where, eo, o);
+                return o;
+            }
             auto* cmd = eo.if_contains("command");
-            if (!cmd) bad_entry(*store, where + ".command", "is required");
+            if (!cmd) bad_entry(*store, where + ".command", "is required (or \"url\" for a Streamable HTTP server)");
             if (cmd->is_string())
                 o.stdio.command.emplace_back(cmd->get_string());
             else

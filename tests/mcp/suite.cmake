@@ -44,10 +44,3 @@ rath_add_test_helper(mcp_test_server mcp mcp_test_server.cpp)
 add_test(NAME rath_mcp_serve_help COMMAND rath-mcp-serve --help)
 set_tests_properties(rath_mcp_serve_help PROPERTIES LABELS "mcp"
   PASS_REGULAR_EXPRESSION "--builtin-tools.*--agent NAME.*--http.*--allow-origin.*\"agents\"")
-# Under ASan, test_mcp unwinds fully on malloc so that the one suppressed leak
-# (tests/lsan.supp, through Debian's libboost_json built without frame pointers) is
-# recognised by its rath frames and nothing else is hidden.
-if(RATH_SANITIZE AND TARGET test_mcp)
-  set_property(TEST test_mcp APPEND PROPERTY ENVIRONMENT
-    "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0")
-endif()

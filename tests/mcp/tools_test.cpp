@@ -5,6 +5,8 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/config/store.hpp>
+#include <rath/mcp/server.hpp>
+#include <rath/mcp/server_http.hpp>
 #include <rath/mcp/tools.hpp>
 #include <rath/session.hpp>
 #include <rath/tool/dispatch.hpp>
@@ -229,6 +231,57 @@ TEST_CASE("mcp_tools_from_config starts the named server and its tools work") {
     rath::Session s;
     auto r = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"from config"})"));
     CHECK(json::parse(r.content) == json::parse(R"({"text":"from config"})"));
+}
+
+TEST_CASE("a url entry reaches a Streamable HTTP server with its headers; sse and malformed entries are refused") {
+    // A rath server that admits one foreign Origin: the entry's headers must carry it.
+    auto server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});
+    ToolDefinition echo{.name = "echo", .handler = {}};
+    echo.handler = [](json::object args, CallContext&) -> boost::asio::awaitable<json::object> {
+        json::object r;
+        r["structuredContent"] = json::object{{"said", args["text"]}};
+        r["content"] = json::array{};
+        co_return r;
+    };
+    server->add_tool(std::move(echo));
+    StreamableHttpServerOptions so;
+    so.allowed_origins = {"https://app.example.com"};
+    StreamableHttpServer http(server, so);
+    http.start();
+
+    rath::test::TempDir dir;
+    auto path = dir.path() / "config.json";
+    {
+        std::ofstream out(path);
+        out << R"({"version":1,"mcpServers":{
+                   "remote":{"url":")" << http.url() << R"(","type":"http","headers":{"Origin":"https://app.example.com"},"timeout":5},
+                   "foreign":{"url":")" << http.url() << R"(","headers":{"Origin":"https://evil.example"}},
+                   "legacy":{"url":"http://127.0.0.1:1/sse","type":"sse"},
+                   "ftp":{"url":"ftp://x/mcp"},
+                   "both":{"url":"http://127.0.0.1:1/mcp","command":"srv"},
+                   "badheaders":{"url":"http://127.0.0.1:1/mcp","headers":{"X":1}}}})";
+    }
+    auto store = std::make_shared<rath::config::ConfigStore>(path);
+    auto remote = mcp_server_options_from_config("remote", store);
+    CHECK(remote.name == "remote");
+    CHECK(remote.transport != nullptr);
+    CHECK(remote.call_timeout == 5000ms);
+    auto tools = rath::async::block_on(async_mcp_tools_from_config("remote", store));
+    REQUIRE(tools.size() == 1);
+    rath::Session s;
+    auto r = rath::tool::dispatch_flow_tool(s, tools[0], J(R"({"text":"over http"})"));
+    CHECK(json::parse(r.content) == json::parse(R"({"said":"over http"})"));
+    // The same server refuses the other Origin: the headers are really sent.
+    CHECK_THROWS((void)rath::async::block_on(async_mcp_tools_from_config("foreign", store)));
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config("legacy", store),
+                         doctest::Contains("HTTP+SSE transport of 2024-11-05"), rath::config::ConfigError);
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config("ftp", store),
+                         doctest::Contains("mcpServers.ftp.url: must be an http:// or https:// URL"), rath::config::ConfigError);
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config("both", store),
+                         doctest::Contains("has both \"url\" and \"command\""), rath::config::ConfigError);
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config("badheaders", store),
+                         doctest::Contains("mcpServers.badheaders.headers: must be an object of strings"),
+                         rath::config::ConfigError);
 }
 
 TEST_CASE("a tool's large text output is cut at max_output_chars with a marker") {

@@ -1,5 +1,5 @@
 #pragma once
-// What the MCP client throws. All derive from McpError, a rath::Error.
+// The MCP error family, client and server. All derive from McpError, a rath::Error.
 #include <rath/error.hpp>
 
 #include <boost/json/value.hpp>
@@ -10,22 +10,28 @@
 
 namespace rath::mcp {
 
+// The root of the family, and a JSON-RPC error object: a code, a message and optional
+// data. A server handler throws it to answer with that error (e.g. invalid_params); the
+// client's errors below derive from it and carry internal_error (-32603) unless the
+// server sent a code. One class for both sides: two definitions of one name would break
+// the one-definition rule (the linker keeps one destructor for both).
 class McpError : public rath::Error {
 public:
-    using rath::Error::Error;
-};
-
-// The server answered a request with a JSON-RPC error object.
-class McpRemoteError : public McpError {
-public:
-    McpRemoteError(std::int64_t code, const std::string& message, std::optional<boost::json::value> data = {})
-        : McpError(message), code_(code), data_(std::move(data)) {}
+    explicit McpError(const std::string& message) : McpError(-32603, message) {}
+    McpError(std::int64_t code, const std::string& message, std::optional<boost::json::value> data = {})
+        : rath::Error(message), code_(code), data_(std::move(data)) {}
     [[nodiscard]] std::int64_t code() const noexcept { return code_; }
     [[nodiscard]] const std::optional<boost::json::value>& data() const noexcept { return data_; }
 
 private:
     std::int64_t code_;
     std::optional<boost::json::value> data_;
+};
+
+// The server answered a request with a JSON-RPC error object.
+class McpRemoteError : public McpError {
+public:
+    using McpError::McpError;
 };
 
 // A request got no answer before its deadline (notifications/cancelled was sent).

@@ -35,6 +35,7 @@
 // the order they were produced (progress before its response).
 // Errors: receive() never throws on bad input (it answers with JSON-RPC errors);
 // registration throws std::invalid_argument for a duplicate name or uri.
+#include <rath/mcp/error.hpp>
 #include <rath/mcp/jsonrpc.hpp>
 #include <rath/tool/flow_tool.hpp>
 
@@ -75,20 +76,10 @@ enum class McpLogLevel { debug, info, notice, warning, error, critical, alert, e
 [[nodiscard]] std::string_view to_string(McpLogLevel level) noexcept;
 [[nodiscard]] std::optional<McpLogLevel> parse_log_level(std::string_view text) noexcept;
 
-// A JSON-RPC error a handler wants to answer with (code + message), e.g. invalid_params
-// from a prompt that lacks an argument. Any other exception from a resource or prompt
-// handler answers internal_error; from a tool handler, an isError result.
-class McpError : public rath::Error {
-public:
-    McpError(std::int64_t code, std::string message, std::optional<boost::json::value> data = {})
-        : rath::Error(message), code_(code), data_(std::move(data)) {}
-    [[nodiscard]] std::int64_t code() const noexcept { return code_; }
-    [[nodiscard]] const std::optional<boost::json::value>& data() const noexcept { return data_; }
-
-private:
-    std::int64_t code_;
-    std::optional<boost::json::value> data_;
-};
+// Handlers answer with a JSON-RPC error by throwing McpError(code, message, data)
+// (rath/mcp/error.hpp), e.g. invalid_params from a prompt that lacks an argument. Any
+// other exception from a resource or prompt handler answers internal_error; from a tool
+// handler, an isError result.
 
 class ServerSession;
 

@@ -112,7 +112,9 @@ private:
 
 // The server options for a named config entry: `mcp.servers.<name>` (OpenRath's shape:
 // {"command": [argv...], "env": {...}}) or `mcpServers.<name>` (the common shape:
-// {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}), either with the
+// {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}, or a Streamable HTTP
+// server: {"url": "https://host/mcp", "headers": {"Authorization": "..."}, "type":
+// "http"}; "type": "sse", the older HTTP+SSE transport, is refused), either with the
 // optional rath keys "timeout" (seconds per call), "parallel", "per_call" and
 // "tool_prefix". With no name, the single entry of mcp.default_enabled. Throws
 // config::ConfigLookupError with OpenRath's messages (§7.1): no name and an empty

@@ -96,7 +96,7 @@ struct ServerRequest {
 };
 
 namespace detail {
-struct Connection;
+struct ServerConnection;
 }  // namespace detail
 
 // The answer to one request. Either respond() once, or begin_stream() then any number of
@@ -126,9 +126,9 @@ public:
     void on_client_gone(std::function<void()> callback);
 
 private:
-    friend struct detail::Connection;
-    explicit ServerExchange(detail::Connection& connection) noexcept : connection_(connection) {}
-    detail::Connection& connection_;
+    friend struct detail::ServerConnection;
+    explicit ServerExchange(detail::ServerConnection& connection) noexcept : connection_(connection) {}
+    detail::ServerConnection& connection_;
 };
 
 using HttpHandler = std::function<boost::asio::awaitable<void>(ServerRequest&, ServerExchange&)>;
@@ -162,7 +162,7 @@ public:
     [[nodiscard]] HttpServerStats stats() const;
 
 private:
-    friend struct detail::Connection;
+    friend struct detail::ServerConnection;
     struct Impl;
     std::shared_ptr<Impl> impl_;
 };
