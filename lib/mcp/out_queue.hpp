@@ -58,6 +58,11 @@ struct OutQueue : std::enable_shared_from_this<OutQueue> {
     }
     // Waits for a push or end (on the handler's strand; checked with take() first).
     asio::awaitable<void> wait() {
+        co_await wait_until(asio::steady_timer::time_point::max());
+    }
+    // The same, returning at `deadline` at the latest.
+    asio::awaitable<void> wait_until(asio::steady_timer::time_point deadline) {
+        timer.expires_at(deadline);
         boost::system::error_code ec;
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         auto cs = co_await asio::this_coro::cancellation_state;

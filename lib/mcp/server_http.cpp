@@ -22,6 +22,7 @@
 #include <chrono>
 #include <deque>
 #include <mutex>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -33,13 +34,66 @@ using detail::OutQueue;
 
 namespace {
 
+// One SSE answer to a POST, resumable ("Resumability and Redelivery"): its events carry
+// ids "<stream>_<seq>", unique in the session; the events written are kept (up to the
+// options' caps) so that a GET with Last-Event-ID replays those after it; and when the
+// client's connection breaks, the stream stays registered, its requests go on and their
+// messages wait in `queue` for the GET that resumes it. Fields are guarded by the
+// session's mutex; one connection at a time writes the stream (`attached`).
+struct SseStream {
+    std::uint64_t number = 0;
+    std::shared_ptr<OutQueue> queue;
+    std::set<Id> waiting;  // requests whose response is not yet an event
+    std::deque<std::pair<std::uint64_t, std::string>> log;
+    std::size_t log_bytes = 0;
+    std::uint64_t next_seq = 1;
+    bool attached = true;
+
+    std::string event_id(std::uint64_t seq) const { return std::to_string(number) + "_" + std::to_string(seq); }
+};
+
+std::string sse_event(std::string_view id, std::string_view data) {
+    std::string out = "event: message\nid: ";
+    out += id;
+    out += "\ndata: ";
+    out += data;
+    out += "\n\n";
+    return out;
+}
+
 struct HttpSession {
     std::string id;
     std::shared_ptr<ServerSession> mcp;
     std::mutex mu;
     std::unordered_map<Id, std::weak_ptr<OutQueue>> request_streams;
     std::weak_ptr<OutQueue> get_stream;
+    // SSE answers that can be resumed, oldest first: every unfinished one, and the
+    // latest finished ones (a client may resume just after the last response was sent).
+    std::map<std::uint64_t, std::shared_ptr<SseStream>> streams;
+    std::uint64_t next_stream = 1;
     std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+
+    std::shared_ptr<SseStream> open_stream(asio::any_io_executor ex, const std::vector<Id>& ids, std::size_t keep_finished) {
+        auto st = std::make_shared<SseStream>();
+        st->queue = std::make_shared<OutQueue>(ex);
+        st->waiting.insert(ids.begin(), ids.end());
+        std::lock_guard lk(mu);
+        st->number = next_stream++;
+        for (auto& i : ids) request_streams[i] = st->queue;
+        std::size_t finished = 0;
+        for (auto it = streams.rbegin(); it != streams.rend(); ++it)
+            if (it->second->waiting.empty() && !it->second->attached) ++finished;
+        for (auto it = streams.begin(); it != streams.end() && finished > keep_finished;) {
+            if (it->second->waiting.empty() && !it->second->attached) {
+                it = streams.erase(it);
+                --finished;
+            } else {
+                ++it;
+            }
+        }
+        streams.emplace(st->number, st);
+        return st;
+    }
 
     void route(Outgoing o) {
         std::shared_ptr<OutQueue> target;
@@ -122,15 +176,6 @@ std::string error_body(std::int64_t code, std::string message) {
     return jsonrpc::serialize(jsonrpc::make_error(std::nullopt, code, std::move(message)));
 }
 
-std::string sse_event(std::uint64_t id, std::string_view data) {
-    std::string out = "event: message\nid: ";
-    out += std::to_string(id);
-    out += "\ndata: ";
-    out += data;
-    out += "\n\n";
-    return out;
-}
-
 }  // namespace
 
 struct StreamableHttpServer::Impl : std::enable_shared_from_this<Impl> {
@@ -145,6 +190,10 @@ struct StreamableHttpServer::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> post(net::ServerRequest& req, net::ServerExchange& ex);
     asio::awaitable<void> get(net::ServerRequest& req, net::ServerExchange& ex);
     asio::awaitable<void> remove(net::ServerRequest& req, net::ServerExchange& ex);
+    asio::awaitable<void> pump(HttpSession& session, std::shared_ptr<SseStream> st, net::ServerExchange& ex,
+                               std::vector<net::HttpHeader> headers, std::string unsent, bool priming);
+    asio::awaitable<bool> resume(HttpSession& session, std::string_view last_event_id, net::ServerExchange& ex);
+    void remember(SseStream& st, std::uint64_t seq, const std::string& event) const;
     std::optional<std::string> refuse_origin(const net::ServerRequest& req) const;
     std::shared_ptr<HttpSession> find(std::string_view id);
     std::shared_ptr<HttpSession> create();
@@ -221,6 +270,8 @@ void StreamableHttpServer::Impl::end_session(const std::shared_ptr<HttpSession>&
             if (auto q = w.lock()) streams.push_back(std::move(q));
         s->request_streams.clear();
         if (auto g = s->get_stream.lock()) streams.push_back(std::move(g));
+        for (auto& [_, st] : s->streams) streams.push_back(st->queue);
+        s->streams.clear();
     }
     for (auto& q : streams) q->end();
 }
@@ -316,57 +367,51 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
         co_return;
     }
 
-    auto stream = std::make_shared<OutQueue>(co_await asio::this_coro::executor);
+    const bool as_sse = sse_ok && !(options.json_response && json_ok);
+    auto executor = co_await asio::this_coro::executor;
+    if (as_sse) {
+        auto st = session->open_stream(executor, request_ids, options.replay_finished_streams);
+        session->mcp->receive(std::move(parsed));
+        std::vector<net::HttpHeader> sse_headers{header("Content-Type", "text/event-stream"),
+                                                 header("Cache-Control", "no-cache")};
+        if (has_initialize) sse_headers.push_back(header("Mcp-Session-Id", session->id));
+        // 2025-11-25 "Sending Messages to the Server": an event with an id and no data
+        // first, so that a client cut off before any message can still resume. Clients of
+        // older revisions may not expect an empty event: none for them.
+        std::string unsent;
+        const auto version = req.header("MCP-Protocol-Version");
+        const bool priming = version && *version >= std::string_view("2025-11-25");
+        if (priming) unsent = "id: " + st->event_id(0) + "\ndata: \n\n";
+        co_await pump(*session, std::move(st), ex, std::move(sse_headers), std::move(unsent), priming);
+        co_return;
+    }
+
+    // One JSON body: responses only; the requests' other messages go to the GET stream.
+    auto stream = std::make_shared<OutQueue>(executor);
     {
         std::lock_guard lk(session->mu);
         for (auto& id : request_ids) session->request_streams[id] = stream;
     }
     const bool batch = parsed.batch;
     session->mcp->receive(std::move(parsed));
-
     std::set<Id> waiting(request_ids.begin(), request_ids.end());
-    const bool as_sse = sse_ok && !(options.json_response && json_ok);
     std::vector<std::string> responses;
-    std::vector<net::HttpHeader> sse_headers{header("Content-Type", "text/event-stream"), header("Cache-Control", "no-cache")};
-    if (has_initialize) sse_headers.push_back(header("Mcp-Session-Id", session->id));
-    // The stream starts with the first message: a call answered by then gets its whole
-    // SSE body in one write (no chunked stream), the common case for quick tools.
-    bool started = false;
-    std::string unsent;
     std::exception_ptr failure;
     try {
-        std::deque<Outgoing> batch_out;
+        std::deque<Outgoing> out;
         while (!waiting.empty()) {
-            batch_out.clear();
-            bool ended = stream->take(batch_out);
-            bool any = !batch_out.empty();
-            while (!batch_out.empty()) {
-                std::string text = std::move(batch_out.front().text);
-                bool final = batch_out.front().final;
-                if (final && batch_out.front().related) waiting.erase(*batch_out.front().related);
-                if (text.empty()) {
-                    batch_out.pop_front();  // a cancelled request: no response to send
-                } else if (as_sse) {
-                    batch_out.pop_front();
-                    unsent += sse_event(next_event_id++, text);
-                } else if (final) {
-                    batch_out.pop_front();
-                    responses.push_back(std::move(text));
-                } else {
-                    // JSON answers carry only responses; the rest goes to the GET stream.
-                    forward_unrelated(*session, std::move(text));
-                    batch_out.pop_front();
-                }
+            out.clear();
+            bool ended = stream->take(out);
+            bool any = !out.empty();
+            for (auto& o : out) {
+                if (o.final && o.related) waiting.erase(*o.related);
+                if (o.text.empty()) continue;  // a cancelled request: no response to send
+                if (o.final)
+                    responses.push_back(std::move(o.text));
+                else
+                    forward_unrelated(*session, std::move(o.text));
             }
             if (waiting.empty() || ended) break;
-            if (as_sse && !unsent.empty()) {
-                if (!started) {
-                    co_await ex.begin_stream(200, sse_headers);
-                    started = true;
-                }
-                co_await ex.write(unsent);
-                unsent.clear();
-            }
             if (!any) co_await stream->wait();
         }
     } catch (...) {
@@ -377,15 +422,6 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
         for (auto& id : waiting) session->request_streams.erase(id);
     }
     if (failure) std::rethrow_exception(failure);
-    if (as_sse) {
-        if (!started) {
-            co_await ex.respond(200, std::move(sse_headers), std::move(unsent));
-            co_return;
-        }
-        if (!unsent.empty()) co_await ex.write(unsent);
-        co_await ex.finish();
-        co_return;
-    }
     if (responses.empty()) {  // every request was cancelled
         co_await ex.respond(202, {}, "");
         co_return;
@@ -395,11 +431,141 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
         body = "[";
         for (std::size_t i = 0; i < responses.size(); ++i) body += (i ? "," : "") + responses[i];
         body += "]";
-    } else if (!responses.empty()) {
+    } else {
         body = std::move(responses.front());
     }
     if (has_initialize) json_type.push_back(header("Mcp-Session-Id", session->id));
     co_await ex.respond(200, std::move(json_type), std::move(body));
+}
+
+void StreamableHttpServer::Impl::remember(SseStream& st, std::uint64_t seq, const std::string& event) const {
+    st.log.emplace_back(seq, event);
+    st.log_bytes += event.size();
+    while (!st.log.empty() && (st.log.size() > options.replay_events || st.log_bytes > options.replay_bytes)) {
+        st.log_bytes -= st.log.front().second.size();
+        st.log.pop_front();
+    }
+}
+
+// Writes the stream's messages as SSE events until every request of it has its response
+// (or the session ends). `unsent` holds events formatted already (a priming event, a
+// replay). An answer complete before the first write goes out as one response, the
+// common case for quick tools. Every event is kept for replay before it is written, so
+// a connection that breaks loses nothing a resuming GET cannot send again.
+asio::awaitable<void> StreamableHttpServer::Impl::pump(HttpSession& session, std::shared_ptr<SseStream> st,
+                                                       net::ServerExchange& ex, std::vector<net::HttpHeader> headers,
+                                                       std::string unsent, bool priming) {
+    bool started = false;
+    // A priming event alone is held back briefly: a quick call's whole answer then still
+    // goes out in one write, and a slow one's client soon has an id to resume from.
+    bool holding = priming;
+    const auto hold_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    std::exception_ptr failure;
+    try {
+        std::deque<Outgoing> out;
+        for (;;) {
+            out.clear();
+            const bool ended = st->queue->take(out);
+            const bool any = !out.empty();
+            bool done = false;
+            {
+                std::lock_guard lk(session.mu);
+                for (auto& o : out) {
+                    if (o.final && o.related) st->waiting.erase(*o.related);
+                    if (o.text.empty()) continue;  // a cancelled request: no response to send
+                    const std::uint64_t seq = st->next_seq++;
+                    std::string event = sse_event(st->event_id(seq), o.text);
+                    remember(*st, seq, event);
+                    unsent += event;
+                    holding = false;
+                }
+                done = st->waiting.empty() || ended;
+            }
+            if (done) break;
+            if (holding && std::chrono::steady_clock::now() >= hold_until) holding = false;
+            if (!unsent.empty() && !holding) {
+                if (!started) {
+                    co_await ex.begin_stream(200, headers);
+                    started = true;
+                }
+                co_await ex.write(unsent);
+                unsent.clear();
+            }
+            if (any) continue;
+            if (holding)
+                co_await st->queue->wait_until(hold_until);
+            else
+                co_await st->queue->wait();
+        }
+        if (!started) {
+            co_await ex.respond(200, std::move(headers), std::move(unsent));
+        } else {
+            if (!unsent.empty()) co_await ex.write(unsent);
+            co_await ex.finish();
+        }
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    {
+        // Detached: the requests go on ("Disconnection SHOULD NOT be interpreted as the
+        // client cancelling its request") and their messages wait for a resuming GET.
+        std::lock_guard lk(session.mu);
+        st->attached = false;
+    }
+    if (failure) std::rethrow_exception(failure);
+}
+
+// A GET with Last-Event-ID "<stream>_<seq>" for one of the session's POST answers:
+// replays the events after <seq>, then goes on with the stream until its last response.
+// False when the id names the GET stream (stream 0, not replayed: a new one opens).
+asio::awaitable<bool> StreamableHttpServer::Impl::resume(HttpSession& session, std::string_view last_event_id,
+                                                         net::ServerExchange& ex) {
+    std::vector<net::HttpHeader> json_type{header("Content-Type", "application/json")};
+    std::uint64_t number = 0, seq = 0;
+    const auto sep = last_event_id.find('_');
+    auto parse = [](std::string_view t, std::uint64_t& v) {
+        if (t.empty() || t.size() > 19) return false;
+        v = 0;
+        for (char c : t) {
+            if (c < '0' || c > '9') return false;
+            v = v * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        return true;
+    };
+    if (sep == std::string_view::npos || !parse(last_event_id.substr(0, sep), number) ||
+        !parse(last_event_id.substr(sep + 1), seq)) {
+        co_await ex.respond(400, json_type, error_body(-32000, "Bad Request: malformed Last-Event-ID"));
+        co_return true;
+    }
+    if (number == 0) co_return false;
+    std::shared_ptr<SseStream> st;
+    std::string replay;
+    std::string refusal;
+    int status = 404;
+    {
+        std::lock_guard lk(session.mu);
+        auto it = session.streams.find(number);
+        if (it == session.streams.end() || seq >= it->second->next_seq) {
+            refusal = "Not Found: no stream to resume from event " + std::string(last_event_id);
+        } else if (it->second->attached) {
+            status = 409;
+            refusal = "Conflict: the stream of event " + std::string(last_event_id) + " is being read";
+        } else if ((it->second->log.empty() ? it->second->next_seq : it->second->log.front().first) > seq + 1) {
+            refusal = "Not Found: the events after " + std::string(last_event_id) + " are no longer kept";
+        } else {
+            st = it->second;
+            st->attached = true;
+            for (auto& [n, event] : st->log)
+                if (n > seq) replay += event;
+        }
+    }
+    if (!st) {
+        co_await ex.respond(status, json_type, error_body(-32000, refusal));
+        co_return true;
+    }
+    std::vector<net::HttpHeader> sse_headers{header("Content-Type", "text/event-stream"), header("Cache-Control", "no-cache")};
+    co_await pump(session, std::move(st), ex, std::move(sse_headers), std::move(replay), false);
+    co_return true;
 }
 
 asio::awaitable<void> StreamableHttpServer::Impl::get(net::ServerRequest& req, net::ServerExchange& ex) {
@@ -418,6 +584,11 @@ asio::awaitable<void> StreamableHttpServer::Impl::get(net::ServerRequest& req, n
     if (!session) {
         co_await ex.respond(404, json_type, error_body(-32001, "Session not found"));
         co_return;
+    }
+    if (auto last = req.header("Last-Event-ID")) {
+        std::string last_id(*last);
+        bool handled = co_await resume(*session, last_id, ex);
+        if (handled) co_return;
     }
     auto stream = std::make_shared<OutQueue>(co_await asio::this_coro::executor);
     bool conflict = false;
@@ -442,7 +613,7 @@ asio::awaitable<void> StreamableHttpServer::Impl::get(net::ServerRequest& req, n
             bool ended = stream->take(out);
             bool any = !out.empty();
             while (!out.empty()) {
-                std::string event = sse_event(next_event_id++, out.front().text);
+                std::string event = sse_event("0_" + std::to_string(next_event_id++), out.front().text);
                 out.pop_front();
                 co_await ex.write(event);
             }

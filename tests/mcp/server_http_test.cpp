@@ -117,7 +117,24 @@ std::vector<json::object> sse_messages(const std::string& body) {
     std::size_t pos = 0;
     while ((pos = body.find("data: ", pos)) != std::string::npos) {
         auto end = body.find('\n', pos);
-        out.push_back(json::parse(body.substr(pos + 6, end - pos - 6)).as_object());
+        if (end > pos + 6)  // an empty one is a priming event
+            out.push_back(json::parse(body.substr(pos + 6, end - pos - 6)).as_object());
+        pos = end;
+    }
+    return out;
+}
+
+// The event ids of an SSE body, in order.
+std::vector<std::string> sse_ids(const std::string& body) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while ((pos = body.find("id: ", pos)) != std::string::npos) {
+        if (pos > 0 && body[pos - 1] != '\n') {
+            pos += 4;
+            continue;
+        }
+        auto end = body.find('\n', pos);
+        out.push_back(body.substr(pos + 4, end - pos - 4));
         pos = end;
     }
     return out;
@@ -137,7 +154,7 @@ json::object text_result(std::string text) {
 struct Fixture {
     std::shared_ptr<Server> server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});
     std::unique_ptr<StreamableHttpServer> http;
-    std::atomic<bool> slow_started{false}, slow_cancelled{false};
+    std::atomic<bool> slow_started{false}, slow_cancelled{false}, gate{false};
     std::string sid;
 
     Fixture() : Fixture(StreamableHttpServerOptions()) {}
@@ -169,6 +186,17 @@ struct Fixture {
             co_return text_result("late");
         };
         server->add_tool(std::move(slow));
+        ToolDefinition gated{.name = "gated", .handler = {}};
+        gated.handler = [this](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
+            ctx.progress(1, 2);
+            asio::steady_timer t(co_await asio::this_coro::executor);
+            while (!gate) {
+                t.expires_after(std::chrono::milliseconds(5));
+                co_await t.async_wait(asio::use_awaitable);
+            }
+            co_return text_result("opened");
+        };
+        server->add_tool(std::move(gated));
         http = std::make_unique<StreamableHttpServer>(server, std::move(options));
         http->start();
     }
@@ -295,6 +323,89 @@ TEST_CASE("notifications/cancelled over HTTP cancels the running call and its st
     CHECK(sse_messages(r.body).empty());
     for (int i = 0; i < 400 && !f.slow_cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     CHECK(f.slow_cancelled);
+}
+
+TEST_CASE("an SSE answer cut off mid-call is resumed by a GET with Last-Event-ID, from any of its events") {
+    Fixture f;
+    f.initialize();
+    auto h = accept_both;
+    for (auto& x : f.session_headers()) h.push_back(x);
+    std::vector<std::string> ids;
+    {
+        Conn call(f.port());
+        call.send("POST", h, rath::mcp::test::request_text(8, "tools/call", {{"name", "gated"}, {"_meta", {{"progressToken", "g"}}}}));
+        REQUIRE(call.read_until("notifications/progress"));
+        REQUIRE(call.read_until("\n\n"));
+        ids = sse_ids(call.buf);
+        call.sock.close();  // the client goes away while the call runs
+    }
+    REQUIRE(ids.size() == 2);
+    const std::string stream = ids[0].substr(0, ids[0].find('_'));
+    CHECK(ids[0] == stream + "_0");  // the priming event
+    CHECK(ids[1] == stream + "_1");  // the progress notification
+    f.gate = true;                   // the call was not cancelled: it answers now
+
+    auto resume = [&](const std::string& last) {
+        auto g = f.session_headers();
+        g.emplace_back("Accept", "text/event-stream");
+        g.emplace_back("Last-Event-ID", last);
+        for (int i = 0;; ++i) {
+            Conn c(f.port());
+            c.send("GET", g);
+            Reply r = c.finish();
+            // 409 until the server has seen the first connection go.
+            if (r.status != 409 || i == 200) return r;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    };
+    auto after_progress = resume(ids[1]);
+    CHECK(after_progress.status == 200);
+    CHECK(after_progress.headers["content-type"] == "text/event-stream");
+    auto msgs = sse_messages(after_progress.body);
+    REQUIRE(msgs.size() == 1);
+    CHECK(msgs[0].at("id") == 8);
+    CHECK(msgs[0].at("result").at("content").at(0).at("text") == "opened");
+    const auto response_id = sse_ids(after_progress.body).at(0);
+    CHECK(response_id == stream + "_2");
+
+    // The finished stream is kept: from the priming event, everything again, in order.
+    auto all = sse_messages(resume(ids[0]).body);
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].at("method") == "notifications/progress");
+    CHECK(all[1].at("id") == 8);
+    // After its last event: nothing more, and the stream ends.
+    auto nothing = resume(response_id);
+    CHECK(nothing.status == 200);
+    CHECK(sse_messages(nothing.body).empty());
+
+    CHECK(resume("999_0").status == 404);
+    CHECK(resume(stream + "_7").status == 404);  // an event the stream never had
+    CHECK(resume("not-an-id").status == 400);
+}
+
+TEST_CASE("a resumed stream keeps only its newest events: a resume that would skip dropped ones is refused") {
+    StreamableHttpServerOptions o;
+    o.replay_events = 1;
+    Fixture f(o);
+    f.initialize();
+    auto r = post(f.port(), rath::mcp::test::request_text(9, "tools/call", {{"name", "steps"}, {"_meta", {{"progressToken", "p"}}}}),
+                  f.session_headers());
+    auto ids = sse_ids(r.body);
+    REQUIRE(ids.size() == 5);  // priming, progress, log, progress, response
+    auto g = f.session_headers();
+    g.emplace_back("Accept", "text/event-stream");
+    g.emplace_back("Last-Event-ID", ids[1]);
+    Conn c(f.port());
+    c.send("GET", g);
+    auto refused = c.finish();
+    CHECK(refused.status == 404);
+    CHECK(refused.body.find("no longer kept") != std::string::npos);
+    g.back().second = ids[3];  // only the response follows it: still kept
+    Conn d(f.port());
+    d.send("GET", g);
+    auto kept = d.finish();
+    CHECK(kept.status == 200);
+    REQUIRE(sse_messages(kept.body).size() == 1);
 }
 
 }  // TEST_SUITE

@@ -7,7 +7,13 @@
 //    them, and their responses, closed after the last response; or one JSON body when
 //    the client accepts only application/json (or json_response is set).
 //  * GET: the session's SSE stream for messages that belong to no request (one per
-//    session; a second is 409).
+//    session; a second is 409). With Last-Event-ID naming an event of a POST's SSE
+//    answer: that answer resumed (2025-11-25 "Resumability and Redelivery"): the events
+//    after it again, then the rest of the stream until its last response. Event ids are
+//    "<stream>_<seq>"; a client of 2025-11-25 gets a priming event (an id, no data) first,
+//    and a broken connection does not cancel the stream's requests: their messages wait
+//    for the resuming GET. Unknown or no longer replayable ids: 404; a stream being
+//    read: 409.
 //  * DELETE: ends the session (its running calls are cancelled).
 // initialize creates a session and answers its id in Mcp-Session-Id; every later
 // request must carry it (missing: 400; unknown or ended: 404). A request naming an
@@ -49,6 +55,12 @@ struct StreamableHttpServerOptions {
     bool json_response = false;
     // Sessions at once; initialize beyond it is answered 503.
     std::size_t max_sessions = 1024;
+    // Resumable SSE answers: the events kept per stream for a GET with Last-Event-ID
+    // (the oldest go first; a resume that would skip a dropped event is refused), and
+    // the finished streams kept per session besides the unfinished ones.
+    std::size_t replay_events = 256;
+    std::size_t replay_bytes = std::size_t{1} << 20;
+    std::size_t replay_finished_streams = 16;
 };
 
 class StreamableHttpServer {
