@@ -3,6 +3,7 @@
 // latency counts from the scheduled time, so a service that falls behind shows it.
 //
 //   service_load [--rate R=500] [--duration S=60] [--latency-ms L=50]
+//                [--max-runs N=4096 --max-queued N=4096]   (the started service's limits)
 //                [--url URL --pid PID --label NAME]   (a service started elsewhere)
 //
 // Without --url it starts rath-fake-llm (L ms per model call; two calls per run) and
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
     double rate = 500, duration = 60;
     long latency_ms = 50, pid_arg = 0, client_threads = 1;
     std::string url, label = "rath";
+    rath::bench::ServiceLimits limits;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--rate")) rate = std::atof(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--duration")) duration = std::atof(argv[i + 1]);
@@ -117,13 +119,15 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--pid")) pid_arg = std::atol(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--label")) label = argv[i + 1];
         else if (!std::strcmp(argv[i], "--client-threads")) client_threads = std::atol(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--max-runs")) limits.max_concurrent_runs = std::atol(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--max-queued")) limits.max_queued_runs = std::atol(argv[i + 1]);
     }
     std::optional<rath::bench::FakeServerProcess> llm;
     std::optional<rath::bench::ServiceProcess> service;
     pid_t pid = static_cast<pid_t>(pid_arg);
     if (url.empty()) {
         llm.emplace(latency_ms, 1);
-        service.emplace(llm->base_url(), rath::bench::ServiceLimits{});
+        service.emplace(llm->base_url(), limits);
         url = service->url();
         pid = service->pid();
     }
@@ -153,12 +157,14 @@ int main(int argc, char** argv) {
     std::printf("{\"bench\":\"service_load\",\"service\":\"%s\",\"rate\":%.0f,\"duration_s\":%.0f,\"llm_latency_ms\":%ld,"
                 "\"sent\":%ld,\"ok\":%ld,\"achieved_rate\":%.1f,\"p50_ms\":%.1f,\"p99_ms\":%.1f,\"p999_ms\":%.1f,"
                 "\"errors\":%ld,\"overloaded_503\":%ld,\"http_errors\":%ld,\"transport_errors\":%ld,\"wrong_answers\":%ld,"
-                "\"unanswered\":%ld,\"client_in_flight_peak\":%ld,\"service_peak_rss_mb\":%.1f,\"wall_s\":%.1f,\"peak_rss_mb\":%.1f}\n",
+                "\"unanswered\":%ld,\"client_in_flight_peak\":%ld,\"service_peak_rss_mb\":%.1f,\"wall_s\":%.1f,\"peak_rss_mb\":%.1f,"
+                "\"max_runs\":%ld,\"max_queued\":%ld}\n",
                 label.c_str(), rate, duration, latency_ms, r->sent.load(), r->ok.load(),
                 static_cast<double>(r->ok.load()) / window, p50, p99, p999,
                 count - r->ok.load(), r->overloaded.load(), r->http_errors.load(), r->transport_errors.load(),
                 r->wrong.load(), unanswered, r->in_flight_peak.load(), peak_rss,
-                std::chrono::duration<double>(clk::now() - t0).count(), rath::bench::peak_rss_mb());
+                std::chrono::duration<double>(clk::now() - t0).count(), rath::bench::peak_rss_mb(),
+                service ? limits.max_concurrent_runs : -1L, service ? limits.max_queued_runs : -1L);
     std::fflush(stdout);
     rt.shutdown(std::chrono::seconds(1));
     return 0;

@@ -14,9 +14,10 @@
 
 namespace rath::bench {
 
+// The service's own defaults (examples/13_agent_service/service.hpp).
 struct ServiceLimits {
-    long max_concurrent_runs = 4096;
-    long max_queued_runs = 4096;
+    long max_concurrent_runs = 512;
+    long max_queued_runs = 512;
 };
 
 class ServiceProcess {

@@ -44,7 +44,7 @@
 namespace service {
 
 struct TenantLimits {
-    std::size_t max_concurrent_runs = 1024;
+    std::size_t max_concurrent_runs = 512;
     std::int64_t token_budget = 0;  // total tokens over the process's life; 0 = none
 };
 
@@ -54,8 +54,11 @@ struct Config {
     rath::llm::Provider provider{};
     std::string system_prompt = "You count words. Always call the word_count tool, then report its result.";
     int max_tool_rounds = 8;
-    std::size_t max_concurrent_runs = 4096;
-    std::size_t max_queued_runs = 16384;
+    // Sized for a 2-core machine: more runs at once than the cores can carry only
+    // lengthen every run, and a queue deeper than about a second of work only delays
+    // the 503 that would have let the client go elsewhere (bench/service_load).
+    std::size_t max_concurrent_runs = 512;
+    std::size_t max_queued_runs = 512;
     std::chrono::milliseconds run_timeout{60'000};
     int retry_after_seconds = 1;
     std::string tenant_header = "x-tenant";
