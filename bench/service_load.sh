@@ -39,7 +39,8 @@ for rate in $rates; do
   llm_pid=$!
   llm_url="$(first_line "$tmp/llm.out")"
   llm_url="${llm_url#listening on }/v1"
-  FAKE_LLM_URL="$llm_url" PORT=0 "$node" "$here/service_js/server.mjs" >"$tmp/js.out" &
+  # The same limits as the rath service's defaults (512 running, 512 queued).
+  FAKE_LLM_URL="$llm_url" PORT=0 MAX_CONCURRENT=512 MAX_QUEUED=512 "$node" "$here/service_js/server.mjs" >"$tmp/js.out" &
   js_pid=$!
   js_url="$(first_line "$tmp/js.out")"
   js_url="${js_url#listening on }"
