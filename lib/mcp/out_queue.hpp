@@ -56,6 +56,12 @@ struct OutQueue : std::enable_shared_from_this<OutQueue> {
         out.swap(queue);
         return ended;
     }
+    // Puts messages taken but not handled back at the front, in order.
+    void put_back(std::deque<Outgoing> items) {
+        if (items.empty()) return;
+        std::lock_guard lk(mu);
+        for (auto it = items.rbegin(); it != items.rend(); ++it) queue.push_front(std::move(*it));
+    }
     // Waits for a push or end (on the handler's strand; checked with take() first).
     asio::awaitable<void> wait() {
         co_await wait_until(asio::steady_timer::time_point::max());

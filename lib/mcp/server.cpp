@@ -58,6 +58,8 @@ void CallContext::progress(double progress, std::optional<double> total, std::op
     session_->send_related(id_, jsonrpc::Notification{"notifications/progress", json::value(std::move(p))});
 }
 
+void CallContext::close_stream() const { session_->close_stream(id_); }
+
 void CallContext::log(McpLogLevel level, json::value data, std::optional<std::string> logger) const {
     if (level < session_->log_level()) return;
     json::object p{{"level", to_string(level)}};
@@ -306,6 +308,12 @@ void ServerSession::log(McpLogLevel level, json::value data, std::optional<std::
 
 void ServerSession::send_related(const Id& related, jsonrpc::Message message) {
     impl_->emit(Outgoing{jsonrpc::serialize(message), related, false});
+}
+
+void ServerSession::close_stream(const Id& related) {
+    // Without a priming event (clients before 2025-11-25) the client could not resume.
+    if (protocol_version() < std::string("2025-11-25")) return;
+    impl_->emit(Outgoing{std::string(), related, false, true});
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <map>
 #include <set>
@@ -378,10 +379,15 @@ asio::awaitable<void> StreamableHttpServer::Impl::post(net::ServerRequest& req, 
         // 2025-11-25 "Sending Messages to the Server": an event with an id and no data
         // first, so that a client cut off before any message can still resume. Clients of
         // older revisions may not expect an empty event: none for them.
+        // By the negotiated revision, not the request's header (the conformance suite
+        // sends an older one on a 2025-11-25 session).
         std::string unsent;
-        const auto version = req.header("MCP-Protocol-Version");
-        const bool priming = version && *version >= std::string_view("2025-11-25");
-        if (priming) unsent = "id: " + st->event_id(0) + "\ndata: \n\n";
+        const bool priming = session->mcp->protocol_version() >= std::string("2025-11-25");
+        if (priming) {
+            unsent = "id: " + st->event_id(0) + "\n";
+            if (options.sse_retry.count() > 0) unsent += "retry: " + std::to_string(options.sse_retry.count()) + "\n";
+            unsent += "data: \n\n";
+        }
         co_await pump(*session, std::move(st), ex, std::move(sse_headers), std::move(unsent), priming);
         co_return;
     }
@@ -468,10 +474,21 @@ asio::awaitable<void> StreamableHttpServer::Impl::pump(HttpSession& session, std
             const bool ended = st->queue->take(out);
             const bool any = !out.empty();
             bool done = false;
+            bool close_now = false;
             {
                 std::lock_guard lk(session.mu);
-                for (auto& o : out) {
+                for (std::size_t i = 0; i < out.size(); ++i) {
+                    auto& o = out[i];
                     if (o.final && o.related) st->waiting.erase(*o.related);
+                    if (o.close_stream) {
+                        // The rest waits in the queue for the client's GET; what follows
+                        // the marker in this batch goes back in front of it.
+                        close_now = true;
+                        std::deque<Outgoing> later(std::make_move_iterator(out.begin() + static_cast<std::ptrdiff_t>(i) + 1),
+                                                   std::make_move_iterator(out.end()));
+                        st->queue->put_back(std::move(later));
+                        break;
+                    }
                     if (o.text.empty()) continue;  // a cancelled request: no response to send
                     const std::uint64_t seq = st->next_seq++;
                     std::string event = sse_event(st->event_id(seq), o.text);
@@ -479,9 +496,17 @@ asio::awaitable<void> StreamableHttpServer::Impl::pump(HttpSession& session, std
                     unsent += event;
                     holding = false;
                 }
-                done = st->waiting.empty() || ended;
+                done = st->waiting.empty() || ended || close_now;
             }
-            if (done) break;
+            if (done) {
+                if (close_now) {
+                    // Detached before the last write: the client may reconnect as soon as
+                    // it reads it, and nothing more is taken from the queue here.
+                    std::lock_guard lk(session.mu);
+                    st->attached = false;
+                }
+                break;
+            }
             if (holding && std::chrono::steady_clock::now() >= hold_until) holding = false;
             if (!unsent.empty() && !holding) {
                 if (!started) {

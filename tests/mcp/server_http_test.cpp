@@ -2,7 +2,11 @@
 // to with raw HTTP/1.1 so that every header and status is the test's own choice.
 #include "mcp/server_support.hpp"
 
+#include <rath/async/block_on.hpp>
+#include <rath/mcp/client.hpp>
+#include <rath/mcp/http_transport.hpp>
 #include <rath/mcp/server.hpp>
+#include <rath/net/http_client.hpp>
 #include <rath/mcp/server_http.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -197,6 +201,14 @@ struct Fixture {
             co_return text_result("opened");
         };
         server->add_tool(std::move(gated));
+        ToolDefinition polled{.name = "polled", .handler = {}};
+        polled.handler = [](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
+            ctx.close_stream();
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(100));
+            co_await t.async_wait(asio::use_awaitable);
+            co_return text_result("after the reconnection");
+        };
+        server->add_tool(std::move(polled));
         http = std::make_unique<StreamableHttpServer>(server, std::move(options));
         http->start();
     }
@@ -381,6 +393,41 @@ TEST_CASE("an SSE answer cut off mid-call is resumed by a GET with Last-Event-ID
     CHECK(resume("999_0").status == 404);
     CHECK(resume(stream + "_7").status == 404);  // an event the stream never had
     CHECK(resume("not-an-id").status == 400);
+}
+
+TEST_CASE("a stream the server closes mid-call ends after its priming event, and the answer comes on the resuming GET") {
+    StreamableHttpServerOptions o;
+    o.sse_retry = std::chrono::milliseconds(50);
+    Fixture f(o);
+    f.initialize();
+    auto r = post(f.port(), rath::mcp::test::request_text(10, "tools/call", {{"name", "polled"}}), f.session_headers());
+    CHECK(r.status == 200);
+    CHECK(sse_messages(r.body).empty());
+    CHECK(r.body.find("retry: 50\n") != std::string::npos);
+    auto ids = sse_ids(r.body);
+    REQUIRE(ids.size() == 1);
+    auto g = f.session_headers();
+    g.emplace_back("Accept", "text/event-stream");
+    g.emplace_back("Last-Event-ID", ids[0]);
+    Conn c(f.port());
+    c.send("GET", g);
+    auto msgs = sse_messages(c.finish().body);
+    REQUIRE(msgs.size() == 1);
+    CHECK(msgs[0].at("result").at("content").at(0).at("text") == "after the reconnection");
+}
+
+TEST_CASE("rath's client rides out a stream the server closes mid-call: it reconnects and gets the answer") {
+    StreamableHttpServerOptions o;
+    o.sse_retry = std::chrono::milliseconds(50);
+    Fixture f(o);
+    StreamableHttpClientOptions co;
+    co.url = f.http->url();
+    Client client(std::make_unique<StreamableHttpTransport>(rath::net::HttpClient(), std::move(co)));
+    (void)rath::async::block_on(client.async_connect());
+    auto result = rath::async::block_on(client.async_call_tool("polled", json::object{}));
+    REQUIRE(result.content.size() == 1);
+    CHECK(result.content[0].text == "after the reconnection");
+    rath::async::block_on(client.async_close());
 }
 
 TEST_CASE("a resumed stream keeps only its newest events: a resume that would skip dropped ones is refused") {

@@ -107,6 +107,12 @@ public:
     // coroutine's slot.
     [[nodiscard]] boost::asio::awaitable<boost::json::value> async_request(std::string method,
                                                                            boost::json::value params) const;
+    // Ends the Streamable HTTP SSE stream carrying this request now, without cancelling
+    // it (2025-11-25 "polling", SEP-1699): a long call need not hold a connection; the
+    // client reconnects with Last-Event-ID after the stream's `retry` delay and gets
+    // the rest. Only for clients of 2025-11-25 (they got a priming event to resume
+    // from); otherwise, and over stdio, a no-op.
+    void close_stream() const;
 
 private:
     std::shared_ptr<ServerSession> session_;
@@ -206,11 +212,14 @@ struct ServerOptions {
 // notification of that request's handler, a request to the client made by it, or its
 // response); `final` marks the response, after which nothing more is related to it.
 // A final message with an empty text ends a cancelled request, which gets no response:
-// a transport writes nothing for it.
+// a transport writes nothing for it. `close_stream` (empty text) asks the transport to
+// end the SSE stream that carries `related` now; its later messages wait for the
+// client's reconnection (CallContext::close_stream).
 struct Outgoing {
     std::string text;
     std::optional<jsonrpc::Id> related{};
     bool final = false;
+    bool close_stream = false;
 };
 using Sink = std::function<void(Outgoing)>;
 
@@ -286,6 +295,7 @@ public:
 
     // What CallContext uses.
     void send_related(const jsonrpc::Id& related, jsonrpc::Message message);
+    void close_stream(const jsonrpc::Id& related);
     [[nodiscard]] boost::asio::awaitable<boost::json::value> async_request(const jsonrpc::Id& related,
                                                                            std::string method,
                                                                            boost::json::value params);

@@ -32,6 +32,7 @@
 #include <rath/mcp/server.hpp>
 #include <rath/net/http_server.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -61,6 +62,9 @@ struct StreamableHttpServerOptions {
     std::size_t replay_events = 256;
     std::size_t replay_bytes = std::size_t{1} << 20;
     std::size_t replay_finished_streams = 16;
+    // The SSE `retry` field of the priming event: how long a client waits before it
+    // reconnects to a stream the server closed (0: no field).
+    std::chrono::milliseconds sse_retry{1'000};
 };
 
 class StreamableHttpServer {

@@ -123,6 +123,18 @@ std::shared_ptr<Server> make_server() {
     };
     server->add_tool(std::move(progress));
 
+    // server-sse-polling (SEP-1699): the stream closes mid-call and the result reaches
+    // the client after it reconnects with Last-Event-ID.
+    ToolDefinition reconnection{.name = "test_reconnection",
+                                .description = "Tests SSE polling: closes the stream mid-call, answers after the reconnection",
+                                .input_schema = no_args(), .handler = {}};
+    reconnection.handler = [](json::object, CallContext& ctx) -> asio::awaitable<json::object> {
+        ctx.close_stream();
+        co_await sleep_ms(100);
+        co_return result_of(json::array{text_part("Reconnection test completed")});
+    };
+    server->add_tool(std::move(reconnection));
+
     ToolDefinition error{.name = "test_error_handling", .description = "Tests error response handling", .input_schema = no_args(), .handler = {}};
     error.handler = [](json::object, CallContext&) -> asio::awaitable<json::object> {
         throw std::runtime_error("This tool intentionally returns an error for testing");
