@@ -89,16 +89,6 @@ struct ChildGuard {
     }
 };
 
-// Writing to a pipe whose reader has gone raises SIGPIPE, which would kill the whole
-// runtime; the write must fail with EPIPE instead. Children get default dispositions
-// back through POSIX_SPAWN_SETSIGDEF.
-void ignore_sigpipe_once() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        struct sigaction sa {};
-        if (::sigaction(SIGPIPE, nullptr, &sa) == 0 && sa.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
-    });
-}
 
 struct Capture {
     std::string data;
@@ -146,12 +136,6 @@ asio::awaitable<void> feed(asio::posix::stream_descriptor& d, const std::string&
     d.close(ignored);  // EOF for the child
 }
 
-// Completes when the child has exited (without reaping it, so its pid, which is
-// also the process-group id, stays reserved until we kill the group and reap).
-bool has_exited(pid_t pid) {
-    siginfo_t si{};
-    return ::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
-}
 
 asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid) {
     if (pidfd) {
@@ -173,12 +157,27 @@ asio::awaitable<void> wait_exit(asio::posix::stream_descriptor* pidfd, pid_t pid
     }
 }
 
+}  // namespace
 
-// posix_spawnp in its own process group (a timeout or close kills the whole tree) with
-// a clean signal state, stdin from `in_fd` (or /dev/null: never the runtime's stdin),
-// stdout/stderr to the given pipe ends. Throws std::system_error.
-pid_t spawn_child(std::vector<std::string>& args, std::vector<std::string>& env, int cwd_fd, int in_fd, int out_fd,
-                  int err_fd) {
+// Writing to a pipe whose reader has gone raises SIGPIPE, which would kill the whole
+// runtime; the write must fail with EPIPE instead. Children get default dispositions
+// back through POSIX_SPAWN_SETSIGDEF.
+void ignore_sigpipe_once() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction sa {};
+        if (::sigaction(SIGPIPE, nullptr, &sa) == 0 && sa.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
+    });
+}
+
+// Without reaping: the pid, which is also the process-group id, stays reserved until
+// we kill the group and reap.
+bool has_exited(pid_t pid) noexcept {
+    siginfo_t si{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+pid_t spawn_child(std::vector<std::string>& args, std::vector<std::string>& env, const ChildFds& fds) {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     ::posix_spawn_file_actions_init(&fa);
@@ -195,20 +194,26 @@ pid_t spawn_child(std::vector<std::string>& args, std::vector<std::string>& env,
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
-    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    ::posix_spawnattr_setpgroup(&attr, 0);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (fds.new_group) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        ::posix_spawnattr_setpgroup(&attr, 0);
+    }
+    ::posix_spawnattr_setflags(&attr, flags);
     ::posix_spawnattr_setsigmask(&attr, &none);
     ::posix_spawnattr_setsigdefault(&attr, &all);
 
-    if (in_fd >= 0)
-        ::posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    if (fds.in >= 0)
+        ::posix_spawn_file_actions_adddup2(&fa, fds.in, 0);
     else
         ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    ::posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    ::posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    if (cwd_fd >= 0) ::posix_spawn_file_actions_addfchdir_np(&fa, cwd_fd);
+    ::posix_spawn_file_actions_adddup2(&fa, fds.out, 1);
+    ::posix_spawn_file_actions_adddup2(&fa, fds.err, 2);
+    for (std::size_t i = 0; i < fds.extra.size(); ++i)
+        ::posix_spawn_file_actions_adddup2(&fa, fds.extra[i], 3 + static_cast<int>(i));
+    if (fds.cwd >= 0) ::posix_spawn_file_actions_addfchdir_np(&fa, fds.cwd);
     // Belt and braces: descriptors some other component opened without O_CLOEXEC.
-    ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    ::posix_spawn_file_actions_addclosefrom_np(&fa, 3 + static_cast<int>(fds.extra.size()));
 
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
@@ -221,8 +226,6 @@ pid_t spawn_child(std::vector<std::string>& args, std::vector<std::string>& env,
     if (rc != 0) throw std::system_error(rc, std::generic_category(), "cannot start " + rath::detail::pyrepr(args[0]));
     return pid;
 }
-
-}  // namespace
 
 std::string timeout_message(const std::vector<std::string>& argv, double seconds) {
     return "Command '" + rath::detail::pyrepr_list(argv) + "' timed out after " +
@@ -240,7 +243,7 @@ asio::awaitable<SpawnOutcome> async_run_process(SpawnRequest req) {
     Pipe out = make_pipe(), err = make_pipe();
 
     ChildGuard guard;
-    pid_t pid = spawn_child(req.argv, req.env, req.cwd_fd, in ? in->r.fd : -1, out.w.fd, err.w.fd);
+    pid_t pid = spawn_child(req.argv, req.env, ChildFds{.in = in ? in->r.fd : -1, .out = out.w.fd, .err = err.w.fd, .extra = {}, .cwd = req.cwd_fd, .new_group = true});
     guard.pid = pid;
     if (in) in->r.reset();
     out.w.reset();
@@ -323,7 +326,7 @@ LiveProcess::LiveProcess(const asio::any_io_executor& ex, std::vector<std::strin
     if (argv.empty()) throw std::system_error(EINVAL, std::generic_category(), "empty argv");
     ignore_sigpipe_once();
     Pipe in = make_pipe(), out = make_pipe(), err = make_pipe();
-    pid_ = spawn_child(argv, env, cwd_fd, in.r.fd, out.w.fd, err.w.fd);
+    pid_ = spawn_child(argv, env, ChildFds{.in = in.r.fd, .out = out.w.fd, .err = err.w.fd, .extra = {}, .cwd = cwd_fd, .new_group = true});
     in.r.reset();
     out.w.reset();
     err.w.reset();

@@ -7,6 +7,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -16,6 +18,26 @@
 #include <vector>
 
 namespace rath::backend::detail {
+
+// The descriptors spawn_child gives a program: stdin (-1: /dev/null, never the
+// runtime's own), stdout, stderr, and `extra` as 3, 4, ...; everything else is closed.
+struct ChildFds {
+    int in = -1;
+    int out = -1;
+    int err = -1;
+    std::vector<int> extra{};
+    int cwd = -1;           // fchdir target (race-free), or -1
+    bool new_group = true;  // its own process group, so that a kill reaches the whole tree
+};
+// posix_spawnp with a clean signal state (nothing blocked, default dispositions).
+// Throws std::system_error.
+[[nodiscard]] pid_t spawn_child(std::vector<std::string>& argv, std::vector<std::string>& env, const ChildFds& fds);
+// The child has exited; its zombie stays in place (WNOWAIT), so the pid and process
+// group cannot be reused before it is reaped.
+[[nodiscard]] bool has_exited(pid_t pid) noexcept;
+// SIGPIPE ignored for the process (once), unless someone installed a handler:
+// writes to a child's closed pipe then fail with EPIPE instead of killing us.
+void ignore_sigpipe_once();
 
 struct SpawnRequest {
     std::vector<std::string> argv;                // argv[0] is searched on the parent's PATH

@@ -1,5 +1,7 @@
 #include "child.hpp"
 
+#include "lib/backend/process.hpp"
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
@@ -20,14 +22,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-void ignore_sigpipe_once() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        struct sigaction sa {};
-        if (::sigaction(SIGPIPE, nullptr, &sa) == 0 && sa.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
-    });
-}
-
 struct PipeFds {
     int r = -1, w = -1;
     PipeFds() {
@@ -46,16 +40,11 @@ struct PipeFds {
     int take_w() { return std::exchange(w, -1); }
 };
 
-bool has_exited(pid_t pid) {
-    siginfo_t si{};
-    return ::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
-}
-
 }  // namespace
 
 Child::Child(asio::any_io_executor ex, ChildSpec spec) : group_(spec.new_group), out_(ex), err_(ex), in_(ex) {
     if (spec.argv.empty()) throw std::system_error(EINVAL, std::generic_category(), "empty argv");
-    ignore_sigpipe_once();
+    rath::backend::detail::ignore_sigpipe_once();
     std::optional<PipeFds> in;
     if (spec.stdin_pipe) in.emplace();
     PipeFds out;
@@ -64,46 +53,13 @@ Child::Child(asio::any_io_executor ex, ChildSpec spec) : group_(spec.new_group),
     std::vector<std::unique_ptr<PipeFds>> extra;
     for (int i = 0; i < spec.extra_pipes; ++i) extra.push_back(std::make_unique<PipeFds>());
 
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    ::posix_spawn_file_actions_init(&fa);
-    ::posix_spawnattr_init(&attr);
-    struct Cleanup {
-        posix_spawn_file_actions_t* fa;
-        posix_spawnattr_t* attr;
-        ~Cleanup() {
-            ::posix_spawn_file_actions_destroy(fa);
-            ::posix_spawnattr_destroy(attr);
-        }
-    } cleanup{&fa, &attr};
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    if (spec.new_group) {
-        flags |= POSIX_SPAWN_SETPGROUP;
-        ::posix_spawnattr_setpgroup(&attr, 0);
-    }
-    ::posix_spawnattr_setflags(&attr, flags);
-    ::posix_spawnattr_setsigmask(&attr, &none);
-    ::posix_spawnattr_setsigdefault(&attr, &all);
-    if (in)
-        ::posix_spawn_file_actions_adddup2(&fa, in->r, 0);
-    else
-        ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    ::posix_spawn_file_actions_adddup2(&fa, out.w, 1);
-    ::posix_spawn_file_actions_adddup2(&fa, err ? err->w : out.w, 2);
-    for (int i = 0; i < spec.extra_pipes; ++i) ::posix_spawn_file_actions_adddup2(&fa, extra[static_cast<std::size_t>(i)]->w, 3 + i);
-    ::posix_spawn_file_actions_addclosefrom_np(&fa, 3 + spec.extra_pipes);
-
-    std::vector<char*> argv, envp;
-    for (auto& a : spec.argv) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : spec.env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = -1;
-    int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-    if (rc != 0) throw std::system_error(rc, std::generic_category(), "cannot start " + spec.argv[0]);
+    rath::backend::detail::ChildFds fds;
+    fds.in = in ? in->r : -1;
+    fds.out = out.w;
+    fds.err = err ? err->w : out.w;
+    for (auto& e : extra) fds.extra.push_back(e->w);
+    fds.new_group = spec.new_group;
+    pid_t pid = rath::backend::detail::spawn_child(spec.argv, spec.env, fds);
     pid_ = pid;
     if (int pfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); pfd >= 0) {
         ::fcntl(pfd, F_SETFD, FD_CLOEXEC);
@@ -139,14 +95,14 @@ asio::awaitable<int> Child::async_wait() {
     if (pidfd_) {
         // A reactor wake-up without an exit is possible (see lib/backend/process.cpp):
         // the exit is confirmed with WNOWAIT before reaping.
-        while (!has_exited(pid_)) {
+        while (!rath::backend::detail::has_exited(pid_)) {
             auto [ec] = co_await pidfd_->async_wait(asio::posix::stream_descriptor::wait_read,
                                                     asio::as_tuple(asio::use_awaitable));
             if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
         }
     } else {
         asio::steady_timer t(co_await asio::this_coro::executor);
-        while (!has_exited(pid_)) {
+        while (!rath::backend::detail::has_exited(pid_)) {
             t.expires_after(std::chrono::milliseconds(5));
             co_await t.async_wait(asio::use_awaitable);
         }

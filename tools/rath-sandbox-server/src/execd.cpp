@@ -317,6 +317,20 @@ void Execd::release(Sandbox& sb) {
 
 namespace {
 
+// execd's Permission object: {"mode": <octal digits written in decimal>, "owner", "group"},
+// each optional (wrongly typed fields count as absent, as execd reads them).
+struct Permission {
+    int mode;
+    std::string owner, group;
+};
+Permission parse_permission(const json::object& o, int default_mode) {
+    Permission p{default_mode, {}, {}};
+    if (auto* m = o.if_contains("mode"); m && m->is_int64()) p.mode = static_cast<int>(m->as_int64());
+    if (auto* v = o.if_contains("owner"); v && v->is_string()) p.owner = v->as_string();
+    if (auto* v = o.if_contains("group"); v && v->is_string()) p.group = v->as_string();
+    return p;
+}
+
 struct Call {
     Manager& m;
     std::shared_ptr<Sandbox> sb;
@@ -1034,15 +1048,11 @@ asio::awaitable<void> Execd::handle(std::shared_ptr<Sandbox> sb, std::string_vie
                 auto meta = rath::detail::parse_json(metas[i]->data);
                 if (!meta || !meta->is_object()) throw ApiError(400, files::codes::invalid_file_metadata, "invalid metadata format");
                 const auto& mo = meta->as_object();
-                auto str = [&](const char* k) {
-                    auto* v = mo.if_contains(k);
-                    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-                };
-                const std::string target = str("path");
+                auto* pv = mo.if_contains("path");
+                const std::string target = pv && pv->is_string() ? std::string(pv->as_string()) : std::string();
                 if (target.empty()) throw ApiError(400, files::codes::invalid_file_metadata, "metadata path is empty");
-                int mode = 0;
-                if (auto* mv = mo.if_contains("mode"); mv && mv->is_int64()) mode = static_cast<int>(mv->as_int64());
-                r.write(target, datas[i]->data, mode, str("owner"), str("group"));
+                const auto perm = parse_permission(mo, 0);
+                r.write(target, datas[i]->data, perm.mode, perm.owner, perm.group);
             }
             return 0;
         };
@@ -1132,15 +1142,8 @@ asio::awaitable<void> Execd::handle(std::shared_ptr<Sandbox> sb, std::string_vie
             auto job21 = [root, owner, o] {
                 files::Root r(root, owner);
                 for (auto& [p, perm] : o) {
-                    int mode = 755;
-                    std::string own, grp;
-                    if (perm.is_object()) {
-                        auto& po = perm.as_object();
-                        if (auto* m = po.if_contains("mode"); m && m->is_int64()) mode = static_cast<int>(m->as_int64());
-                        if (auto* v = po.if_contains("owner"); v && v->is_string()) own = v->as_string();
-                        if (auto* v = po.if_contains("group"); v && v->is_string()) grp = v->as_string();
-                    }
-                    r.make_dirs(std::string(p), mode, own, grp);
+                    const auto d = perm.is_object() ? parse_permission(perm.as_object(), 755) : Permission{755, {}, {}};
+                    r.make_dirs(std::string(p), d.mode, d.owner, d.group);
                 }
                 return 0;
             };
@@ -1155,13 +1158,8 @@ asio::awaitable<void> Execd::handle(std::shared_ptr<Sandbox> sb, std::string_vie
             files::Root r(root, owner);
             for (auto& [p, perm] : o) {
                 if (!perm.is_object()) bad_request("permissions of " + std::string(p) + " must be an object");
-                auto& po = perm.as_object();
-                int mode = 0;
-                std::string own, grp;
-                if (auto* m = po.if_contains("mode"); m && m->is_int64()) mode = static_cast<int>(m->as_int64());
-                if (auto* v = po.if_contains("owner"); v && v->is_string()) own = v->as_string();
-                if (auto* v = po.if_contains("group"); v && v->is_string()) grp = v->as_string();
-                r.chmod(std::string(p), mode, own, grp);
+                const auto d = parse_permission(perm.as_object(), 0);
+                r.chmod(std::string(p), d.mode, d.owner, d.group);
             }
             return 0;
         };

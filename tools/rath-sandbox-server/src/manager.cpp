@@ -383,25 +383,7 @@ asio::awaitable<void> Manager::async_launch(std::shared_ptr<Sandbox> sb, Contain
     } catch (const std::exception& e) {
         failure = e.what();
     }
-    if (!failure.empty()) {
-        if (c) {
-            auto job = [c] { c->destroy(); };
-            co_await runtime_.async_blocking(std::move(job));
-        }
-        if (sb->apply(Event::start_failed, "START_FAILED", failure)) co_await async_persist(sb);
-        co_return;
-    }
-    // Published only once started: a stop meanwhile never races the start itself.
-    sb->set_container(c);
-    if (!sb->apply(Event::started, "SANDBOX_RUNNING", "the entrypoint runs")) {
-        // Stopped while starting; the stop may not have seen the container.
-        auto job = [c] { c->destroy(); };
-        co_await runtime_.async_blocking(std::move(job));
-        sb->set_container(nullptr);
-        co_return;
-    }
-    co_await async_persist(sb);
-    co_await async_supervise(sb, c);
+    co_await async_finish_start(std::move(sb), std::move(c), std::move(failure));
 }
 
 asio::awaitable<void> Manager::async_launch_warm(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c,
@@ -416,14 +398,23 @@ asio::awaitable<void> Manager::async_launch_warm(std::shared_ptr<Sandbox> sb, st
     } catch (const std::exception& e) {
         failure = e.what();
     }
+    co_await async_finish_start(std::move(sb), std::move(c), std::move(failure));
+}
+
+asio::awaitable<void> Manager::async_finish_start(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c,
+                                                  std::string failure) {
     if (!failure.empty()) {
-        auto job = [c] { c->destroy(); };
-        co_await runtime_.async_blocking(std::move(job));
+        if (c) {
+            auto job = [c] { c->destroy(); };
+            co_await runtime_.async_blocking(std::move(job));
+        }
         if (sb->apply(Event::start_failed, "START_FAILED", failure)) co_await async_persist(sb);
         co_return;
     }
+    // Published only once started: a stop meanwhile never races the start itself.
     sb->set_container(c);
     if (!sb->apply(Event::started, "SANDBOX_RUNNING", "the entrypoint runs")) {
+        // Stopped while starting; the stop may not have seen the container.
         auto job = [c] { c->destroy(); };
         co_await runtime_.async_blocking(std::move(job));
         sb->set_container(nullptr);

@@ -87,6 +87,10 @@ public:
 
 private:
     boost::asio::awaitable<void> async_launch(std::shared_ptr<Sandbox> sb, ContainerSpec spec);
+    // The end of a cold or warm start: on failure the container goes and the sandbox is
+    // Failed; else the container is published (unless stopped meanwhile) and supervised.
+    boost::asio::awaitable<void> async_finish_start(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c,
+                                                    std::string failure);
     boost::asio::awaitable<void> async_launch_warm(std::shared_ptr<Sandbox> sb, std::shared_ptr<Container> c,
                                                    CgroupLimits limits, std::vector<std::string> env,
                                                    std::vector<std::string> entrypoint);
