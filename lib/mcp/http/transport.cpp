@@ -180,6 +180,27 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
         co_return req;
     }
 
+    // A POST of one message (or batch) with the session's fields.
+    asio::awaitable<net::HttpRequest> make_post(const std::string& body, std::optional<std::string>& sent_auth) {
+        auto req = co_await make_request("POST", sent_auth);
+        req.headers.push_back({"Content-Type", "application/json"});
+        req.headers.push_back({"Accept", "application/json, text/event-stream"});
+        req.body = body;
+        co_return req;
+    }
+
+    // A 401 or 403 handed to the OAuth provider (authorization.mdx: a new or step-up
+    // authorization, at most 3 per request); true when the request should go again.
+    // Throws what the provider throws when it gives up.
+    asio::awaitable<bool> answer_challenge(const net::HttpResponse& resp, const std::optional<std::string>& sent_auth,
+                                           int& attempt) {
+        if ((resp.status != 401 && resp.status != 403) || !opt.auth) co_return false;
+        std::optional<std::string> www;
+        if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
+        co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, attempt++);
+        co_return true;
+    }
+
     void capture_session(const net::HttpResponse& resp, bool is_initialize) {
         if (!is_initialize) return;
         auto sid = resp.header("Mcp-Session-Id");
@@ -289,12 +310,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 else if (++failures > opt.max_reconnects) break;
                 continue;
             }
-            if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                std::optional<std::string> www;
-                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
-                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
-                continue;
-            }
+            if (co_await answer_challenge(resp, sent_auth, auth_attempt)) continue;
             throw TransportError("resuming the SSE stream from " + where + " failed with HTTP " +
                                  std::to_string(resp.status));
         }
@@ -352,10 +368,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
         int auth_attempt = 0;
         for (;;) {
             std::optional<std::string> sent_auth;
-            auto req = co_await make_request("POST", sent_auth);
-            req.headers.push_back({"Content-Type", "application/json"});
-            req.headers.push_back({"Accept", "application/json, text/event-stream"});
-            req.body = body;
+            auto req = co_await make_post(body, sent_auth);
             net::HttpResponse resp;
             Cursor cursor;
             std::size_t events = 0;
@@ -364,12 +377,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
             bool answered = false;
             co_await read_stream(req, resp, cursor, ids, false, is_initialize, events, was_sse, json, answered);
             if (is_2xx(resp.status)) co_return;
-            if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                std::optional<std::string> www;
-                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
-                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
-                continue;
-            }
+            if (co_await answer_challenge(resp, sent_auth, auth_attempt)) continue;
             throw TransportError("re-initializing the session at " + where + " failed with HTTP " +
                                  std::to_string(resp.status));
         }
@@ -389,10 +397,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 gen = session_gen;
                 had_session = !session_id.empty();
             }
-            auto req = co_await make_request("POST", sent_auth);
-            req.headers.push_back({"Content-Type", "application/json"});
-            req.headers.push_back({"Accept", "application/json, text/event-stream"});
-            req.body = body;
+            auto req = co_await make_post(body, sent_auth);
             net::HttpResponse resp;
             Cursor cursor;
             std::size_t events = 0;
@@ -433,12 +438,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 throw TransportError("the server answered a request with HTTP " + std::to_string(resp.status) +
                                      " and no response");
             }
-            if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                std::optional<std::string> www;
-                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
-                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
-                continue;
-            }
+            if (co_await answer_challenge(resp, sent_auth, auth_attempt)) continue;
             if (resp.status == 404 && had_session && !is_initialize && !reinitialized) {
                 co_await reinitialize(gen);
                 reinitialized = true;
@@ -491,12 +491,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 log(LogLevel::debug, channel, where + ": the server offers no GET stream (405)");
                 co_return;
             }
-            if ((resp.status == 401 || resp.status == 403) && opt.auth) {
-                std::optional<std::string> www;
-                if (auto h = resp.header("WWW-Authenticate")) www = std::string(*h);
-                co_await opt.auth->async_handle_challenge(resp.status, std::move(www), sent_auth, auth_attempt++);
-                continue;
-            }
+            if (co_await answer_challenge(resp, sent_auth, auth_attempt)) continue;
             if (resp.status != 0 && !is_2xx(resp.status)) {
                 log(LogLevel::debug, channel,
                     where + ": no GET stream (HTTP " + std::to_string(resp.status) + ")");
