@@ -39,8 +39,6 @@ std::optional<Proxy> parse_proxy(std::string_view url);
 // ignored); "host:port" entries also require the port.
 bool no_proxy_matches(std::string_view no_proxy, const Target& target);
 
-std::string base64_encode(std::string_view in);
-
 // ASCII case-insensitive equality (header names).
 bool iequals(std::string_view a, std::string_view b) noexcept;
 

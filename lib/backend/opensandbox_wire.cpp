@@ -5,7 +5,7 @@
 #include <rath/config/paths.hpp>
 #include <rath/config/store.hpp>
 
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 #include "lib/text/json_parse.hpp"
 #include "lib/text/pyrepr.hpp"
 
@@ -229,7 +229,7 @@ std::string wrap_python(std::string_view code) {
     // No user text appears in the prelude: the source travels as base64.
     return "import base64 as _rath_b64, sys as _rath_sys, traceback as _rath_tb\n"
            "_rath_src = _rath_b64.b64decode('" +
-           llm::detail::base64_encode(code) +
+           net::detail::base64_encode(code) +
            "').decode('utf-8')\n"
            "_rath_globals = {'__name__': '__main__', '__builtins__': __builtins__}\n"
            "try:\n"

@@ -4,7 +4,7 @@
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/error.hpp>
 
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 #include "lib/llm/json_util.hpp"
 #include "lib/llm/side_client.hpp"
 
@@ -61,7 +61,7 @@ namespace {
 std::vector<double> decode_embedding(dom::element e) {
     std::vector<double> out;
     if (e.is_string()) {
-        auto bytes = detail::base64_decode(std::string_view(e));
+        auto bytes = net::detail::base64_decode(std::string_view(e));
         if (!bytes || bytes->size() % 4 != 0)
             throw ResponseFormatError(ProviderErrorInfo{.provider = "openai", .status = 200, .type = "invalid_response",
                                                         .message = "embedding is not base64 float32 data"});

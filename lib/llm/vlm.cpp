@@ -4,7 +4,7 @@
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/error.hpp>
 
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 #include "lib/llm/json_util.hpp"
 #include "lib/llm/side_client.hpp"
 
@@ -78,7 +78,7 @@ boost::asio::awaitable<std::string> VLMClient::async_describe(std::string image,
     body["model"] = p.model;
     json::array content{json::object{{"type", "text"}, {"text", prompt}},
                         json::object{{"type", "image_url"},
-                                     {"image_url", json::object{{"url", "data:" + mime + ";base64," + detail::base64_encode(image)}}}}};
+                                     {"image_url", json::object{{"url", "data:" + mime + ";base64," + net::detail::base64_encode(image)}}}}};
     body["messages"] = json::array{json::object{{"role", "user"}, {"content", std::move(content)}}};
     if (p.max_tokens) body["max_tokens"] = *p.max_tokens;
     if (p.temperature) body["temperature"] = *p.temperature;

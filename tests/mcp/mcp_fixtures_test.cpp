@@ -2,7 +2,7 @@
 // layers (JSON-RPC parsing, the pending-request table, the result and content-block
 // decoders) and compares the normalised outcome with the sample's .expect.json, exactly
 // (../shared/fixtures/README.md, "expect.json for MCP samples").
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 #include "lib/mcp/protocol.hpp"
 #include "support/files.hpp"
 #include "support/fixtures.hpp"
@@ -42,7 +42,7 @@ json::value normalise_block(const ContentBlock& b) {
     json::object o{{"type", b.type}};
     auto bytes = [](const std::optional<std::string>& data) -> json::value {
         if (!data) return nullptr;
-        auto decoded = rath::llm::detail::base64_decode(*data);
+        auto decoded = rath::net::detail::base64_decode(*data);
         REQUIRE_MESSAGE(decoded.has_value(), "data is not base64");
         return static_cast<std::int64_t>(decoded->size());
     };

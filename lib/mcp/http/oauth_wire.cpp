@@ -1,6 +1,6 @@
 #include "lib/mcp/http/oauth_wire.hpp"
 
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 #include "net/url.hpp"
 
 #include <rath/net/http_error.hpp>
@@ -314,7 +314,7 @@ Tokens parse_token_response(std::string_view json, std::chrono::system_clock::ti
 }
 
 std::string base64url(std::string_view bytes) {
-    std::string s = llm::detail::base64_encode(bytes);
+    std::string s = net::detail::base64_encode(bytes);
     for (char& c : s) {
         if (c == '+') c = '-';
         else if (c == '/') c = '_';
@@ -443,7 +443,7 @@ std::string registration_body(const OAuthOptions& options, std::string_view auth
 }
 
 std::string basic_authorization(std::string_view client_id, std::string_view client_secret) {
-    return "Basic " + llm::detail::base64_encode(form_escape(client_id) + ":" + form_escape(client_secret));
+    return "Basic " + net::detail::base64_encode(form_escape(client_id) + ":" + form_escape(client_secret));
 }
 
 }  // namespace rath::mcp::oauth::detail

@@ -1,5 +1,6 @@
 #include "tools/rath-fake-llm/src/engine.hpp"
 
+#include "net/base64.hpp"
 #include "tools/rath-fake-llm/src/json_out.hpp"
 #include "tools/rath-fake-llm/src/render.hpp"
 #include "tools/rath-fake-llm/src/text.hpp"
@@ -72,30 +73,6 @@ void embed(std::string_view text, std::size_t dims, std::vector<float>& v) {
         norm = 1;
     }
     for (float& f : v) f = static_cast<float>(f / norm);
-}
-
-void append_base64(std::string& out, const unsigned char* data, std::size_t n) {
-    static constexpr char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::size_t i = 0;
-    for (; i + 2 < n; i += 3) {
-        std::uint32_t x = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
-        out += tbl[x >> 18];
-        out += tbl[(x >> 12) & 63];
-        out += tbl[(x >> 6) & 63];
-        out += tbl[x & 63];
-    }
-    if (i + 1 == n) {
-        std::uint32_t x = data[i] << 16;
-        out += tbl[x >> 18];
-        out += tbl[(x >> 12) & 63];
-        out += "==";
-    } else if (i + 2 == n) {
-        std::uint32_t x = (data[i] << 16) | (data[i + 1] << 8);
-        out += tbl[x >> 18];
-        out += tbl[(x >> 12) & 63];
-        out += tbl[(x >> 6) & 63];
-        out += '=';
-    }
 }
 
 std::uint64_t unix_now() { return static_cast<std::uint64_t>(std::time(nullptr)); }
@@ -308,7 +285,7 @@ void Engine::embeddings(const RequestView& req, Exchange& ex) {
                 std::memcpy(&bits, &ex.vector[k], 4);
                 for (int j = 0; j < 4; ++j) raw[k * 4 + j] = static_cast<unsigned char>(bits >> (8 * j));
             }
-            append_base64(b, raw.data(), raw.size());
+            b += rath::net::detail::base64_encode(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()));
             b += '"';
         } else {
             b += '[';

@@ -4,7 +4,7 @@
 #include "files.hpp"
 #include "reply.hpp"
 
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 #include "lib/text/json_parse.hpp"
 
 #include <rath/async/runtime.hpp>
@@ -582,7 +582,7 @@ struct Call {
             o["code"] = code;
             request = json::serialize(o) + "\n";
         } else {
-            request = rath::llm::detail::base64_encode(code) + "\n";
+            request = rath::net::detail::base64_encode(code) + "\n";
         }
         auto [wec, wn] = co_await asio::async_write(child->in(), asio::buffer(request), tuple_token);
         (void)wn;

@@ -1,6 +1,6 @@
-#include "lib/llm/base64.hpp"
+#include "net/base64.hpp"
 
-namespace rath::llm::detail {
+namespace rath::net::detail {
 
 namespace {
 constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -60,4 +60,4 @@ std::optional<std::string> base64_decode(std::string_view in) {
     return out;
 }
 
-}  // namespace rath::llm::detail
+}  // namespace rath::net::detail

@@ -1,11 +1,12 @@
 #pragma once
-// Standard base64 (RFC 4648, with padding) for image data URLs and embeddings.
+// Standard base64 (RFC 4648, with padding): Basic credentials, image data URLs,
+// embeddings, PKCE, file and code payloads. The project's one implementation.
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace rath::llm::detail {
+namespace rath::net::detail {
 std::string base64_encode(std::string_view bytes);
 // nullopt on characters outside the alphabet or a bad length.
 std::optional<std::string> base64_decode(std::string_view text);
-}  // namespace rath::llm::detail
+}  // namespace rath::net::detail
