@@ -180,7 +180,10 @@ TEST_CASE("every command and subcommand answers --help with its usage and exit c
              {"sessions", "tail"},
              {"sessions", "prune"},
              {"graph"},
-             {"graph", "export"}}) {
+             {"graph", "export"},
+             {"config"},
+             {"config", "show"},
+             {"config", "check"}}) {
         CAPTURE(cmd.size());
         cmd.push_back("--help");
         auto r = rath_cli(cmd);

@@ -15,7 +15,7 @@ namespace rath::cli {
 
 std::filesystem::path Context::sessions_dir() const {
     if (dir) return *dir;
-    if (config) return config->parent_path() / persistence::sessions_dir_name;
+    if (config) return std::filesystem::absolute(*config).parent_path() / persistence::sessions_dir_name;
     return persistence::default_sessions_dir();
 }
 
