@@ -168,6 +168,9 @@ TEST_CASE("a unique id prefix names a session; an unknown id fails with exit cod
     CHECK(rath_cli({"sessions", "export", p.first.id(), "--format", "pdf"}).exit_code == 2);
     CHECK(rath_cli({"--no-such-flag", "sessions", "list"}).exit_code == 2);
     CHECK(rath_cli({}).exit_code == 2);
+    auto unknown = rath_cli({"sessions", "frobnicate"});
+    CHECK(unknown.exit_code == 2);
+    CHECK(contains(unknown.err, "rath: unknown command 'frobnicate'"));
 }
 
 TEST_CASE("every command and subcommand answers --help with its usage and exit code 0") {
@@ -212,9 +215,13 @@ TEST_CASE("sessions export --format jsonl writes records the library loads back 
     // To stdout: the same bytes.
     auto s = rath_cli({"--dir", dir.path().string(), "sessions", "export", p.second.id()});
     CHECK(s.exit_code == 0);
-    std::ifstream in(file, std::ios::binary);
-    std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK(s.out == written);
+    auto read_all = [](const fs::path& f) {
+        std::ifstream in(f, std::ios::binary);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    CHECK(s.out == read_all(file));
+    // A session written by this version exports as the very bytes the run wrote.
+    CHECK(s.out == read_all(dir.path() / (p.second.id() + ".jsonl")));
 }
 
 TEST_CASE("sessions export --format md writes the transcript as Markdown with fenced tool calls and results") {

@@ -48,7 +48,17 @@ int main(int argc, char** argv) {
     } catch (const CLI::RuntimeError& e) {
         return e.get_exit_code();
     } catch (const CLI::ParseError& e) {
-        // Usage errors print CLI11's message and a hint; the exit code is ours.
+        // Usage errors print CLI11's message and a hint; the exit code is ours. A word
+        // that is no subcommand is named (CLI11 would only say one is required).
+        for (const CLI::App* sub = &app;;) {
+            if (auto left = sub->remaining(); !left.empty()) {
+                std::cerr << "rath: unknown command '" << left.front() << "'\n";
+                break;
+            }
+            auto parsed = sub->get_subcommands();
+            if (parsed.empty()) break;
+            sub = parsed.front();
+        }
         (void)app.exit(e);
         return rath::cli::exit_usage;
     } catch (const rath::cli::CommandError& e) {

@@ -191,7 +191,7 @@ void run_show(const Context& ctx) {
     std::size_t width = 0;
     for (const auto& e : entries) width = std::max(width, e.key.size());
     for (const auto& e : entries)
-        std::cout << pad(e.key, width + 2) << pad(e.value, 0) << "  " << style.dim("(" + e.source + ")") << '\n';
+        std::cout << pad(e.key, width + 2) << e.value << "  " << style.dim("(" + e.source + ")") << '\n';
 }
 
 struct CheckResult {
