@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // Usage errors print CLI11's message and a hint; the exit code is ours. A word
         // that is no subcommand is named (CLI11 would only say one is required).
-        for (const CLI::App* sub = &app;;) {
+        for (const CLI::App* sub = &app; dynamic_cast<const CLI::RequiredError*>(&e);) {
             if (auto left = sub->remaining(); !left.empty()) {
                 std::cerr << "rath: unknown command '" << left.front() << "'\n";
                 break;
