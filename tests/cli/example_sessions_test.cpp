@@ -1,0 +1,60 @@
+// The rath command on the files an example leaves behind: examples/02_session_lineage
+// persists one session (with a tool call) beside its lineage exports.
+#include "support/child_process.hpp"
+#include "support/temp_dir.hpp"
+
+#include <boost/json.hpp>
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#ifdef RATH_CLI_EXAMPLE_02
+
+namespace {
+
+bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
+
+rath::test::ChildResult run(const std::string& program, std::vector<std::string> args) {
+    const std::string bin = std::string(RATH_BINARY_DIR) + "/bin/" + program;
+    REQUIRE(::access(bin.c_str(), X_OK) == 0);
+    return rath::test::run_child(bin, std::move(args));
+}
+
+}  // namespace
+
+TEST_SUITE("cli/example_sessions") {
+
+TEST_CASE("the session example 02 persists lists, shows and exports, and its other files are reported as skipped") {
+    rath::test::TempDir dir;
+    const std::string d = dir.path().string();
+    REQUIRE(run("02_session_lineage", {d}).exit_code == 0);
+
+    auto list = run("rath", {"--dir", d, "--json", "sessions", "list"});
+    REQUIRE(list.exit_code == 0);
+    const boost::json::value listed = boost::json::parse(list.out);
+    REQUIRE(listed.as_array().size() == 1);
+    const std::string id(listed.as_array()[0].at("id").as_string());
+    CHECK(listed.as_array()[0].at("chunk_count").as_int64() == 4);
+    CHECK(contains(list.err, "rath: skipped " + d + "/lineage.jsonl"));  // the example's graph export
+
+    auto show = run("rath", {"--dir", d, "sessions", "show", id});
+    REQUIRE(show.exit_code == 0);
+    CHECK(contains(show.out, "[1] assistant\n    -> call lookup (id call_1) {\"country\": \"France\"}\n"));
+    CHECK(contains(show.out, "[2] tool_result lookup (id call_1)\n    {\"capital\": \"Paris\"}\n"));
+    CHECK(contains(show.out, "usage    prompt 30, completion 9, total 39"));
+
+    auto md = run("rath", {"--dir", d, "sessions", "export", id, "--format", "md"});
+    CHECK(md.exit_code == 0);
+    CHECK(contains(md.out, "## [3] assistant\n\nParis, per the lookup tool.\n"));
+
+    auto dot = run("rath", {"--dir", d, "graph", "export", "--format", "dot"});
+    CHECK(dot.exit_code == 0);
+    CHECK(contains(dot.out, "\"" + id + "\" [label=\"Session.fork\\nop_fork\\n"));
+}
+
+}  // TEST_SUITE
+
+#endif
