@@ -1,6 +1,6 @@
 // rath config show / check on a config.json the test writes: sources and masking, and a
 // check against the fake LLM server, a closed port and a real MCP server (rath-mcp-serve).
-#include "support/child_process.hpp"
+#include "cli/cli_support.hpp"
 #include "support/env.hpp"
 #include "support/temp_dir.hpp"
 
@@ -19,21 +19,16 @@
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
-namespace {
+using rath::test::contains;
+using rath::test::rath_cli;
 
-rath::test::ChildResult rath_cli(std::vector<std::string> args) {
-    const std::string bin = std::string(RATH_BINARY_DIR) + "/bin/rath";
-    REQUIRE(::access(bin.c_str(), X_OK) == 0);
-    return rath::test::run_child(bin, std::move(args));
-}
+namespace {
 
 fs::path write_config(const fs::path& dir, const json::object& doc) {
     const fs::path path = dir / "config.json";
     std::ofstream(path) << json::serialize(doc);
     return path;
 }
-
-bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
 
 // The line of `key` in `config show` output.
 std::string line_of(const std::string& out, const std::string& key) {

@@ -1,6 +1,6 @@
 // rath graph export on sessions persisted by real loop runs: a run, its continuation
 // and an unrelated run.
-#include "support/child_process.hpp"
+#include "cli/cli_support.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/loop/session_loop.hpp>
@@ -9,7 +9,6 @@
 #include <boost/json.hpp>
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -22,13 +21,10 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using rath::Session;
 
-namespace {
+using rath::test::contains;
+using rath::test::rath_cli;
 
-rath::test::ChildResult rath_cli(std::vector<std::string> args) {
-    const std::string bin = std::string(RATH_BINARY_DIR) + "/bin/rath";
-    REQUIRE(::access(bin.c_str(), X_OK) == 0);
-    return rath::test::run_child(bin, std::move(args));
-}
+namespace {
 
 struct Runs {
     Session agent, first, second, other;
@@ -58,8 +54,6 @@ std::vector<json::object> jsonl_rows(const std::string& text) {
     while (std::getline(in, line)) rows.push_back(json::parse(line).as_object());
     return rows;
 }
-
-bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
 
 }  // namespace
 

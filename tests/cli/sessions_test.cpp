@@ -1,6 +1,6 @@
 // The rath command run as a child process on sessions persisted by real agent runs
 // (scripted model replies, the real loop, tools and JSONL writer) in a temp directory.
-#include "support/child_process.hpp"
+#include "cli/cli_support.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/loop/session_loop.hpp>
@@ -13,19 +13,19 @@
 #include <boost/json.hpp>
 #include <doctest/doctest.h>
 
-#include <poll.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace json = boost::json;
 namespace fs = std::filesystem;
 using rath::Session;
+
+using rath::test::contains;
+using rath::test::rath_cli;
 
 namespace {
 
@@ -33,13 +33,6 @@ struct TextArgs {
     std::string text;
 };
 BOOST_DESCRIBE_STRUCT(TextArgs, (), (text))
-
-std::string rath_bin() { return std::string(RATH_BINARY_DIR) + "/bin/rath"; }
-
-rath::test::ChildResult rath_cli(std::vector<std::string> args) {
-    REQUIRE(::access(rath_bin().c_str(), X_OK) == 0);
-    return rath::test::run_child(rath_bin(), std::move(args));
-}
 
 rath::llm::TokenUsage usage(std::int64_t p, std::int64_t c) {
     rath::llm::TokenUsage u;
@@ -93,8 +86,6 @@ Persisted persist_three(const fs::path& dir) {
     p.third.synchronize();
     return p;
 }
-
-bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
 
 }  // namespace
 

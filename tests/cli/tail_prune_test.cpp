@@ -1,6 +1,6 @@
 // rath sessions tail on a run that is still writing its file, and sessions prune by
 // count and age, on sessions persisted by real loop runs.
-#include "support/child_process.hpp"
+#include "cli/cli_support.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/loop/session_loop.hpp>
@@ -28,19 +28,13 @@ namespace fs = std::filesystem;
 using rath::Session;
 using namespace std::chrono_literals;
 
+using rath::test::contains;
+using rath::test::rath_cli;
+
 namespace {
 
 struct Nothing {};
 BOOST_DESCRIBE_STRUCT(Nothing, (), ())
-
-std::string rath_bin() { return std::string(RATH_BINARY_DIR) + "/bin/rath"; }
-
-rath::test::ChildResult rath_cli(std::vector<std::string> args) {
-    REQUIRE(::access(rath_bin().c_str(), X_OK) == 0);
-    return rath::test::run_child(rath_bin(), std::move(args));
-}
-
-bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
 
 // Reads `fd` into `out` until `needle` shows up, EOF, or `limit`; true when it showed up.
 bool read_until(int fd, std::string& out, std::string_view needle, std::chrono::seconds limit) {
@@ -133,7 +127,7 @@ TEST_CASE("sessions tail prints a running session's rows as they are written and
     CHECK(contains(bounded.err, "still open after 0.3 s"));
 
     auto child = rath::test::spawn_with_stdout_pipe(
-        rath_bin(), {"--dir", dir.path().string(), "sessions", "tail", out.id().substr(0, 8), "--interval", "0.05"});
+        rath::test::bin_path("rath"), {"--dir", dir.path().string(), "sessions", "tail", out.id().substr(0, 8), "--interval", "0.05"});
     std::string seen;
     CHECK(read_until(child.out_fd, seen, "-> call wait_for_test (id call_w)", 30s));
     CHECK_FALSE(contains(seen, "All done"));
