@@ -102,7 +102,15 @@ int run_tail(const Context& ctx, const std::string& id, double interval_s, doubl
             }
             if (!fs::exists(path, ec)) throw CommandError("session file " + path.string() + " disappeared");
         }
-        auto s = persistence::load_session_file(path);
+        std::optional<persistence::PersistedSession> loaded;
+        try {
+            loaded = persistence::load_session_file(path);
+        } catch (const PersistenceError&) {
+            // Renamed to its final name between the check above and the read: go again.
+            if (fs::exists(path, ec)) throw;
+            continue;
+        }
+        const auto& s = *loaded;
         if (ctx.json) {
             for (; shown < s.chunks.size(); ++shown) {
                 json::object o;
