@@ -1,9 +1,15 @@
 #pragma once
 // A helper process for the tests that need one (kill -9 durability, exit with sessions in
 // flight): started with posix_spawn, its stdout on a pipe the test reads.
+#include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +45,85 @@ inline SpawnedChild spawn_with_stdout_pipe(const std::string& path, std::vector<
     }
     child.out_fd = pipefd[0];
     return child;
+}
+
+// Waits for `pid` and returns its exit status, or 128 + the signal that ended it.
+inline int wait_exit_code(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) throw std::runtime_error("waitpid failed");
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+}
+
+struct ChildResult {
+    int exit_code = -1;
+    std::string out;  // everything it wrote on stdout
+    std::string err;  // and on stderr
+};
+
+// Runs `path args...` to its end with stdout and stderr on pipes (both drained as they
+// fill, so a chatty child cannot block) and stdin from /dev/null. A child still running
+// after `limit` is killed (exit code 128 + SIGKILL).
+inline ChildResult run_child(const std::string& path, std::vector<std::string> args,
+                             std::chrono::milliseconds limit = std::chrono::seconds(120)) {
+    int out_pipe[2], err_pipe[2];
+    if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
+    if (::pipe(err_pipe) != 0) {
+        ::close(out_pipe[0]);
+        ::close(out_pipe[1]);
+        throw std::runtime_error("pipe failed");
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, err_pipe[1], STDERR_FILENO);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) posix_spawn_file_actions_addclose(&fa, fd);
+    std::vector<char*> argv{const_cast<char*>(path.c_str())};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, path.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    if (rc != 0) {
+        ::close(out_pipe[0]);
+        ::close(err_pipe[0]);
+        throw std::runtime_error("posix_spawn " + path + " failed: " + std::to_string(rc));
+    }
+    ChildResult result;
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    std::string* sinks[2] = {&result.out, &result.err};
+    int open_fds = 2;
+    char buf[65536];
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (open_fds > 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            ::kill(pid, SIGKILL);
+            break;
+        }
+        if (::poll(fds, 2, 100) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                sinks[i]->append(buf, static_cast<std::size_t>(n));
+            } else if (n == 0 || errno != EINTR) {
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    for (auto& f : fds)
+        if (f.fd >= 0) ::close(f.fd);
+    result.exit_code = wait_exit_code(pid);
+    return result;
 }
 
 }  // namespace rath::test
