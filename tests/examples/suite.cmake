@@ -54,5 +54,5 @@ endforeach()
 # sanitizer builds leave them out).
 if(TARGET 13_agent_service)
   rath_add_test_suite(examples LABELS "examples" LIBS rath::fake_llm TIMEOUT 300)
-  add_dependencies(test_examples 13_agent_service)
+  add_dependencies(test_examples 13_agent_service 01_hello_agent)
 endif()
