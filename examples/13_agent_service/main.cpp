@@ -6,7 +6,8 @@
 //   build/bin/13_agent_service [config.json] [--port N] [--llm-url URL] [--quiet]
 //
 // Prints "listening on http://HOST:PORT" once it serves. Without a provider base URL
-// (in the config, --llm-url or OPENAI_API_KEY) it starts rath's fake LLM in-process.
+// (in the config, --llm-url, or a key in OPENAI_API_KEY or config.json's openai entry)
+// it starts rath's fake LLM in-process.
 // On SIGTERM or SIGINT: stops accepting, lets runs finish within shutdown.deadline_ms,
 // cancels the rest, flushes their session files, and exits 0.
 #include "../common/example_llm.hpp"
@@ -59,8 +60,9 @@ int main(int argc, char** argv) {
     if (quiet) rath::set_log_level(rath::LogLevel::warning);
 
     example::Llm llm;  // the in-process fake server, when no provider is configured
-    const char* key = std::getenv("OPENAI_API_KEY");
-    if (!config.provider.base_url && !(key && *key)) {
+    // A key in the environment or in config.json's entry of the kind counts: the
+    // resolution the real client uses.
+    if (!config.provider.base_url && (example::forced_offline() || !example::has_real_credentials(config.provider))) {
         llm = example::make_llm("");
         config.provider = llm.provider;
     }

@@ -2,6 +2,7 @@
 // Umbrella header for the flow layer and the loop it drives.
 #include <rath/flow/agent.hpp>
 #include <rath/flow/agent_param.hpp>
+#include <rath/flow/compile.hpp>
 #include <rath/flow/compressor.hpp>
 #include <rath/flow/memory_inject.hpp>
 #include <rath/flow/module_holder.hpp>

@@ -44,6 +44,10 @@ namespace async {
 class Runtime;
 }
 
+namespace llm {
+struct Provider;  // rath/llm/provider.hpp
+}
+
 namespace detail {
 struct SessionState;
 struct SessionAccess;
@@ -150,6 +154,23 @@ public:
     [[nodiscard]] backend::SandboxPtr sandbox() const;
     [[nodiscard]] std::optional<std::string> sandbox_backend() const;
     [[nodiscard]] std::optional<backend::SandboxSpec> sandbox_spec() const;
+    // ---- provider binding (session.md §9) ----
+    // The model endpoint this session's operators use when they are given none: a
+    // plain value with no lifecycle. Binding never opens a sandbox, leaves the sandbox
+    // target alone (as to("local", ...) leaves the provider alone), and is not written
+    // to a persisted file. fork() and detach() keep it; merge() keeps this session's.
+    // run_session_loop, run_session_compress and select_session use it when their own
+    // provider has no field set (rath/llm/provider.hpp: provider_is_unset).
+    Session& to(const llm::Provider& provider);
+    // Binds the config preset `name` (llm.providers entry; Provider::from_config).
+    // Throws ConfigError for a malformed file and what from_config throws for an unknown
+    // name; blocks on reading the config file the first time.
+    Session& to_provider(std::string_view name);
+    // Unbinds the provider.
+    Session& clear_provider();
+    // The bound provider (immutable, shared by the forks), or null (the default).
+    [[nodiscard]] std::shared_ptr<const llm::Provider> provider() const;
+
     // `with session:` — prefer SessionScope. enter() opens at depth 0; exit() closes
     // at depth 0.
     void enter() const;

@@ -6,6 +6,7 @@
 #include <rath/loop/loop_step.hpp>
 #include <rath/session/messages.hpp>
 
+#include "lib/loop/effective_provider.hpp"
 #include "lib/text/pyrepr.hpp"
 
 #include <boost/json.hpp>
@@ -27,6 +28,8 @@ asio::awaitable<std::pair<int, std::string>> async_select_session(Session user, 
                                                                   std::shared_ptr<LoopExecutor> executor,
                                                                   std::shared_ptr<llm::ChatClient> client) {
     if (descriptions.empty()) co_return std::pair<int, std::string>{-1, ""};
+    if (auto bound = rath::detail::session_provider_for(provider, user, executor || client, "select_session"))
+        provider = std::move(*bound);
     co_await user.async_synchronize();
     co_await agent.async_synchronize();
     std::vector<llm::Message> messages = chunk_table_to_messages(agent.chunks());

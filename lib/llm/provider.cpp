@@ -35,6 +35,8 @@ bool same_settings(const Provider& a, const Provider& b) {
            a.budget_total_tokens == b.budget_total_tokens;
 }
 
+bool provider_is_unset(const Provider& p) { return same_settings(p, Provider{}); }
+
 Provider Provider::from_config(std::optional<std::string_view> name, std::shared_ptr<config::ConfigStore> store) {
     return from_config(name, std::move(store), Provider{});
 }

@@ -8,6 +8,7 @@
 #include <rath/session/messages.hpp>
 #include <rath/session/persistence/async_writer.hpp>
 
+#include "lib/loop/effective_provider.hpp"
 #include "lib/loop/operator_output.hpp"
 #include "lib/session/session_state.hpp"
 #include "lib/text/pystr.hpp"
@@ -95,6 +96,9 @@ Session make_compress_output(const Session& user, const Session& agent) {
 }  // namespace
 
 Session run_session_compress(const Session& user, const Session& agent, CompressOptions options) {
+    if (auto bound = detail::session_provider_for(options.provider, user, options.executor || options.client,
+                                                  "run_session_compress"))
+        options.provider = std::move(*bound);
     async::Runtime& rt = options.runtime ? *options.runtime : async::Runtime::default_runtime();
     Session out = make_compress_output(user, agent);
     if (options.register_sessions) detail::register_operator_sessions(user, agent, out);
@@ -105,6 +109,9 @@ Session run_session_compress(const Session& user, const Session& agent, Compress
 }
 
 asio::awaitable<Session> async_run_session_compress(Session user, Session agent, CompressOptions options) {
+    if (auto bound = detail::session_provider_for(options.provider, user, options.executor || options.client,
+                                                  "run_session_compress"))
+        options.provider = std::move(*bound);
     Session out = make_compress_output(user, agent);
     if (options.register_sessions) detail::register_operator_sessions(user, agent, out);
     auto st = std::make_shared<CompressState>(CompressState{out, user, agent, std::move(options)});

@@ -20,6 +20,7 @@
 #include <rath/tool/serialize.hpp>
 #include <rath/tool/tool_table.hpp>
 
+#include "lib/loop/effective_provider.hpp"
 #include "lib/loop/operator_output.hpp"
 #include "lib/session/session_state.hpp"
 
@@ -361,6 +362,12 @@ Session make_output(const Session& user, const Session& agent) {
 }
 
 std::shared_ptr<LoopRun> start_run(const Session& user, const Session& agent, std::shared_ptr<const LoopOptions> options) {
+    if (auto bound = detail::session_provider_for(options->provider, user, options->executor || options->client,
+                                                  "run_session_loop")) {
+        auto copy = std::make_shared<LoopOptions>(*options);
+        copy->provider = std::move(*bound);
+        options = std::move(copy);
+    }
     Session out = make_output(user, agent);
     for (const auto& kv : options->lineage_extras) out.add_lineage_extra(std::string(kv.key()), kv.value());
     auto run = std::make_shared<LoopRun>(LoopRun{out, user, agent, std::move(options)});

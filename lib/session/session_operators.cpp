@@ -22,9 +22,11 @@ std::string pyrepr_opt(const std::optional<std::string>& s) { return s ? detail:
 Session Session::derive(ChunkTable rows, std::optional<TokenUsage> usage) const {
     backend::SandboxPtr sb;
     std::shared_ptr<const backend::SandboxSpec> spec;
+    std::shared_ptr<const llm::Provider> provider;
     SessionOptions o;
     {
         std::lock_guard lk(st_->mu);
+        provider = st_->provider;
         const detail::Placement& pl = st_->placed();
         o.sandbox_backend = pl.backend_name;
         spec = pl.spec;
@@ -33,6 +35,7 @@ Session Session::derive(ChunkTable rows, std::optional<TokenUsage> usage) const 
     o.usage = std::move(usage);
     Session out(std::move(rows), std::move(o));
     if (spec) out.st_->placement().spec = std::move(spec);  // shared, not copied
+    out.st_->provider = std::move(provider);                // merge keeps self's
     if (sb && !sb->closed()) {
         try {
             out.bind_sandbox(sb);

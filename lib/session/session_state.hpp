@@ -69,6 +69,9 @@ struct SessionState {
         return SessionLineage{lineage.parent_session_ids[0], lineage.parent_session_ids[1], lineage.op};
     }
     std::unique_ptr<Placement> place;
+    // Session::to(Provider): immutable, shared by the forks (a pointer, so an unbound
+    // session pays one word).
+    std::shared_ptr<const llm::Provider> provider;
     int depth = 0;
     std::shared_ptr<PendingResult> pending;
 

@@ -11,6 +11,7 @@ set(rath_example_checks
   "09_memory|recall returned 2 hit\\(s\\):\n +1\\.312  memory://user/memories/preferences/[0-9a-f]+\n +0\\.000  .*\\[untrusted memory:memory://user/memories/preferences/[0-9a-f]+\\] The user prefers a dark colour theme at night\\..*answer: .+\n\\[ok\\] committed the turn transcript into memory at memory://session/.*store closed: true"
   "10_provider_variation|provider_kind=anthropic"
   "11_dynamic_selector|round 2 -> wrap-up and goodbye"
+  "12_compile|Reachable provider models: \\['fake-model'\\].*  - billing.agent: model=fake-model memory=true.*  - router: selector.*caught: workflow pre-flight validation failed:\n  - agent 'billing.agent': unknown provider_kind='gemini'.*\n  - agent 'tech.agent': user tool 'run_shell_command' shadows a built-in system tool\n  - input session: unknown sandbox backend 'docker'.*validate\\(\\) problems: none .* ready to run.*Inside lifecycle: 4 agents ready \\(1 memory store held, refcount 2\\).*answer: Restart the router.*Resources released on exit \\(refcount 1\\).*store closed: true"
   "14_runtime_fanout|fan-out: 100000 coroutines"
   "00_demo|sessions     200 \\(0 errors\\)")
 foreach(check ${rath_example_checks})
@@ -53,5 +54,5 @@ endforeach()
 # sanitizer builds leave them out).
 if(TARGET 13_agent_service)
   rath_add_test_suite(examples LABELS "examples" LIBS rath::fake_llm TIMEOUT 300)
-  add_dependencies(test_examples 13_agent_service)
+  add_dependencies(test_examples 13_agent_service 01_hello_agent)
 endif()

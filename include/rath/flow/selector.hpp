@@ -36,7 +36,9 @@ struct SelectorOptions {
 
 // (index, description); (-1, "") when nothing was chosen. Throws on tool calls, an
 // unexpected finish_reason or blank content (session.md §9 select_session). The model
-// is asked through `executor`, else `client`, else chat_client_for(provider).
+// is asked through `executor`, else `client`, else chat_client_for(provider). An unset
+// provider (no field set) means the user session's (Session::to); with neither and no
+// executor or client, std::invalid_argument before anything is asked.
 std::pair<int, std::string> select_session(const Session& user, const Session& agent,
                                            const std::vector<std::string>& descriptions, const llm::Provider& provider,
                                            std::shared_ptr<LoopExecutor> executor = nullptr,

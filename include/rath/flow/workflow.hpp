@@ -27,6 +27,8 @@
 
 namespace rath::flow {
 
+class CompiledWorkflow;  // rath/flow/compile.hpp
+
 class Workflow : public std::enable_shared_from_this<Workflow> {
 public:
     explicit Workflow(std::string description = {}) : description_(std::move(description)) {}
@@ -85,6 +87,11 @@ public:
     Workflow& to(std::optional<llm::Provider> target = std::nullopt,
                  std::optional<std::string> provider_name = std::nullopt,
                  std::optional<std::string> model = std::nullopt);
+
+    // The pre-flight pass over this tree (rath/flow/compile.hpp). Needs this workflow to
+    // be owned by a shared_ptr (as holders and register_module make it): throws
+    // std::bad_weak_ptr otherwise.
+    [[nodiscard]] CompiledWorkflow compile();
 
     // "Name()" or "Name(\n  (agent): AgentParam(...)\n  (child): Child(...)\n)".
     std::string repr() const;

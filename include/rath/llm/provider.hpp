@@ -59,6 +59,10 @@ struct Provider {
 // Every set field of `overrides` replaces the field of `base`.
 [[nodiscard]] Provider merge_providers(Provider base, const Provider& overrides);
 
+// True when no field of `p` is set (Provider{}): what the operators that fall back to
+// the user session's provider (Session::to) treat as "no provider given".
+[[nodiscard]] bool provider_is_unset(const Provider& p);
+
 // True when every field of `a` equals that of `b` and neither has an
 // on_budget_exceeded callback: callbacks cannot be compared, so a provider with one
 // is never "the same" as another. What a cache keyed by provider settings needs.

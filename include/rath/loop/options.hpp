@@ -31,6 +31,9 @@ class LoopObserver;
 using StreamCallback = std::function<void(const llm::StreamDelta&)>;
 
 struct LoopOptions {
+    // With no field set, the user session's provider (Session::to(Provider)); with
+    // neither, and no executor or client either, run_session_loop throws
+    // std::invalid_argument before it creates anything (session.md §9).
     llm::Provider provider{};
     tool::ToolSet tools{};                      // merged with the six built-ins
     std::shared_ptr<LoopExecutor> executor{};   // custom executor (no on_event with it)

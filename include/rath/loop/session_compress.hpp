@@ -21,7 +21,7 @@ namespace rath {
 extern const char* const default_compress_instruction;
 
 struct CompressOptions {
-    llm::Provider provider{};
+    llm::Provider provider{};  // unset: the user session's, as LoopOptions::provider
     std::shared_ptr<LoopExecutor> executor{};  // only async_complete is used
     std::shared_ptr<llm::ChatClient> client{};  // chat client (default: chat_client_for(provider))
     std::optional<std::string> compress_instruction{};
