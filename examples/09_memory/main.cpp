@@ -2,6 +2,7 @@
 // with BM25 (no embedding model needed), then an agent turn sees the recalled notes in
 // front of the user's message and its transcript is committed back into the store.
 #include "../common/example_llm.hpp"
+#include "../common/scratch_dir.hpp"
 
 #include <rath/flow.hpp>
 #include <rath/memory.hpp>
@@ -17,20 +18,6 @@
 namespace memory = rath::memory;
 
 namespace {
-
-// A fresh store directory for this run, removed at exit.
-struct ScratchDir {
-    std::filesystem::path path;
-    ScratchDir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "rath-09-memory-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-        path = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 bool report_failure(const char* what, const memory::MemoryResult& r) {
     if (const auto* f = std::get_if<memory::ExecutionFailure>(&r)) {
@@ -48,7 +35,7 @@ int main() {
          "respond": {"text": "A dark colour theme: you prefer it when you read code at night."}}
     ]})");
 
-    ScratchDir dir;
+    example::ScratchDir dir("09-memory");
     memory::MemoryStoreSpec spec;
     spec.options = boost::json::object{{"path", dir.path.string()}};
     memory::MemoryStorePtr store = memory::make_local_memory_backend()->open(spec);

@@ -5,6 +5,7 @@
 // nowhere, a tool clashing with a built-in, an input session whose sandbox backend does
 // not exist. The scope then holds every memory store for the run.
 #include "../common/example_llm.hpp"
+#include "../common/scratch_dir.hpp"
 
 #include <rath/flow.hpp>
 #include <rath/memory.hpp>
@@ -24,20 +25,6 @@ namespace flow = rath::flow;
 namespace memory = rath::memory;
 
 namespace {
-
-// A fresh store directory for this run, removed at exit.
-struct ScratchDir {
-    std::filesystem::path path;
-    ScratchDir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "rath-12-compile-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
-        path = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 struct NoArgs {};
 BOOST_DESCRIBE_STRUCT(NoArgs, (), ())
@@ -79,7 +66,7 @@ int main() {
       "responses": [{"text": "Restart the router, then re-join the Wi-Fi network: the drop-outs should stop."}]
     })");
 
-    ScratchDir dir;
+    example::ScratchDir dir("12-compile");
     memory::MemoryStoreSpec spec;
     spec.options = boost::json::object{{"path", dir.path.string()}};
     memory::MemoryStorePtr store = memory::make_local_memory_backend()->open(spec);
