@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <deque>
 #include <iterator>
@@ -549,13 +550,8 @@ asio::awaitable<bool> StreamableHttpServer::Impl::resume(HttpSession& session, s
     std::uint64_t number = 0, seq = 0;
     const auto sep = last_event_id.find('_');
     auto parse = [](std::string_view t, std::uint64_t& v) {
-        if (t.empty() || t.size() > 19) return false;
-        v = 0;
-        for (char c : t) {
-            if (c < '0' || c > '9') return false;
-            v = v * 10 + static_cast<std::uint64_t>(c - '0');
-        }
-        return true;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        return ec == std::errc() && end == t.data() + t.size();
     };
     if (sep == std::string_view::npos || !parse(last_event_id.substr(0, sep), number) ||
         !parse(last_event_id.substr(sep + 1), seq)) {
