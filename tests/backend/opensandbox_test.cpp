@@ -7,6 +7,7 @@
 #include "backend/backend_support.hpp"
 #include "support/env.hpp"
 #include "support/files.hpp"
+#include "support/processes.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/backend/opensandbox.hpp>
@@ -59,37 +60,6 @@ std::string remote_state(const SandboxServerProcess& server, const std::string& 
     REQUIRE(v);
     auto st = rb::opensandbox::parse_status(*v);
     return st ? st->raw_state : "";
-}
-
-int live_processes_with(const std::string& marker) {
-    int n = 0;
-    for (auto& e : fs::directory_iterator("/proc")) {
-        auto name = e.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string cmd = read_file(e.path() / "cmdline");
-        for (auto& c : cmd)
-            if (c == '\0') c = ' ';
-        if (cmd.find(marker) == std::string::npos) continue;
-        std::string stat = read_file(e.path() / "stat");
-        auto rp = stat.rfind(')');
-        if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') continue;
-        ++n;
-    }
-    return n;
-}
-
-bool gone_within(const std::string& marker, std::chrono::seconds limit) {
-    auto deadline = Clock::now() + limit;
-    while (Clock::now() < deadline) {
-        if (live_processes_with(marker) == 0) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-}
-
-std::string unique_marker() {
-    static std::atomic<int> n{0};
-    return std::to_string(2000 + getpid() % 1000) + "." + std::to_string(++n) + "3";
 }
 
 }  // namespace
@@ -374,7 +344,7 @@ TEST_CASE("remote commands cannot write to the host or see its processes and fil
     if (!opensandbox_runs()) return;
     Fresh f;
     auto sb = f.b.open();
-    auto host_tmp = "/tmp/rath-os-escape-" + unique_marker();
+    auto host_tmp = "/tmp/rath-os-escape-" + unique_process_marker();
     as<rb::CommandResult>(sb->dispatch(shell("echo x > " + host_tmp + "; echo x > ../../tmp/" + fs::path(host_tmp).filename().string())));
     CHECK_FALSE(fs::exists(host_tmp));
     // Refused or written inside the container: either way the host's /tmp stays untouched.
@@ -413,7 +383,7 @@ TEST_CASE("a remote process tree that ignores SIGTERM is gone after its timeout"
     if (!opensandbox_runs()) return;
     Fresh f;
     auto sb = f.b.open();
-    auto m = unique_marker();
+    auto m = unique_process_marker();
     auto cmd = "trap '' TERM; for i in 1 2 3; do (trap '' TERM; exec sleep " + m + ") & done; sleep " + m;
     auto r = sb->dispatch(shell(cmd, 0.5));
     CHECK(failure(r).kind == "timeout");

@@ -4,6 +4,7 @@
 #include "backend/backend_support.hpp"
 #include "support/env.hpp"
 #include "support/files.hpp"
+#include "support/processes.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/backend/local.hpp>
@@ -28,38 +29,6 @@ struct Fresh {
     explicit Fresh(const std::string& n) : b(fresh_backend(n)) {}
     ~Fresh() { rb::testing::reset_backend_instances(); }
 };
-
-// Live (non-zombie) processes whose command line contains `marker`.
-int live_processes_with(const std::string& marker) {
-    int n = 0;
-    for (auto& e : fs::directory_iterator("/proc")) {
-        auto name = e.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string cmd = read_file(e.path() / "cmdline");
-        for (auto& c : cmd)
-            if (c == '\0') c = ' ';
-        if (cmd.find(marker) == std::string::npos) continue;
-        std::string stat = read_file(e.path() / "stat");
-        auto rp = stat.rfind(')');
-        if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') continue;
-        ++n;
-    }
-    return n;
-}
-
-// Polls briefly: SIGKILLed processes need a moment to leave the process table.
-bool all_gone(const std::string& marker) {
-    for (int i = 0; i < 100; ++i) {
-        if (live_processes_with(marker) == 0) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-}
-
-std::string unique_marker() {
-    static std::atomic<int> n{0};
-    return std::to_string(1000 + getpid() % 1000) + "." + std::to_string(++n) + "7";
-}
 
 }  // namespace
 
@@ -235,11 +204,11 @@ TEST_CASE("a process that forks children and ignores SIGTERM is killed with its 
         CAPTURE(name);
         Fresh f(name);
         auto sb = f.b.open();
-        auto m = unique_marker();
+        auto m = unique_process_marker();
         auto cmd = "trap '' TERM; for i in 1 2 3; do (trap '' TERM; exec sleep " + m + ") & done; sleep " + m;
         auto r = sb->dispatch(shell(cmd, 0.5));
         CHECK(failure(r).kind == "timeout");
-        CHECK(all_gone(m));
+        CHECK(gone_within(m, std::chrono::seconds(2)));
         f.b.close(sb);
     }
 }
@@ -249,15 +218,15 @@ TEST_CASE("grandchildren still running at a timeout or at exit do not survive") 
         CAPTURE(name);
         Fresh f(name);
         auto sb = f.b.open();
-        auto m1 = unique_marker();
+        auto m1 = unique_process_marker();
         auto r = sb->dispatch(shell("(sleep " + m1 + "; echo late > late.txt) & sleep " + m1, 0.5));
         CHECK(failure(r).kind == "timeout");
-        CHECK(all_gone(m1));
+        CHECK(gone_within(m1, std::chrono::seconds(2)));
         // A background job outliving its shell is ended when the shell exits.
-        auto m2 = unique_marker();
+        auto m2 = unique_process_marker();
         auto bg = as<rb::CommandResult>(sb->dispatch(shell("sleep " + m2 + " & echo started")));
         CHECK(bg.stdout_data == "started\n");
-        CHECK(all_gone(m2));
+        CHECK(gone_within(m2, std::chrono::seconds(2)));
         CHECK_FALSE(as<bool>(sb->dispatch(rb::FilesExists{.path = "late.txt"})));
         f.b.close(sb);
     }
@@ -293,7 +262,7 @@ TEST_CASE("bwrap commands cannot write outside the workspace") {
     if (!bwrap_unavailable_reason().empty()) return;
     Fresh f("bwrap");
     auto sb = f.b.open();
-    auto host_tmp = "/tmp/rath-bwrap-escape-" + unique_marker();
+    auto host_tmp = "/tmp/rath-bwrap-escape-" + unique_process_marker();
     auto r = as<rb::CommandResult>(sb->dispatch(shell("echo x > " + host_tmp + "; echo $?")));
     CHECK(r.stdout_data == "0\n");             // the sandbox has its own private /tmp ...
     CHECK_FALSE(fs::exists(host_tmp));         // ... so the host's stays untouched
