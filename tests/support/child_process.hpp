@@ -47,6 +47,28 @@ inline SpawnedChild spawn_with_stdout_pipe(const std::string& path, std::vector<
     return child;
 }
 
+// The first line a server child prints ("listening on http://HOST:PORT[/PATH]"), read from
+// its stdout pipe: the URL from "http://" to the end of the line. Throws when the line does
+// not come within `limit` or the child closes its stdout first.
+inline std::string read_listening_url(int fd, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (line.find('\n') == std::string::npos) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) throw std::runtime_error("no listening line within " + std::to_string(limit.count()) + " ms");
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+        char buf[256];
+        const auto n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw std::runtime_error("the child closed its stdout before listening");
+        line.append(buf, static_cast<std::size_t>(n));
+    }
+    const auto at = line.find("http://");
+    if (at == std::string::npos) throw std::runtime_error("unexpected first line: " + line);
+    return line.substr(at, line.find('\n', at) - at);
+}
+
 // Waits for `pid` and returns its exit status, or 128 + the signal that ended it.
 inline int wait_exit_code(pid_t pid) {
     int status = 0;

@@ -34,8 +34,11 @@ public:
         return {};
     }
 
-    explicit SandboxServerProcess(std::vector<std::string> extra_args = {}, std::string api_key = "rath-test-key")
-        : extra_(std::move(extra_args)), api_key_(std::move(api_key)) {}
+    // `command`: the program and any words before its flags (default: the standalone
+    // binary; {"…/rath", "sandbox", "serve"} runs the same server as a rath subcommand).
+    explicit SandboxServerProcess(std::vector<std::string> extra_args = {}, std::string api_key = "rath-test-key",
+                                  std::vector<std::string> command = {})
+        : extra_(std::move(extra_args)), api_key_(std::move(api_key)), command_(std::move(command)) {}
     ~SandboxServerProcess() { stop(); }
     SandboxServerProcess(const SandboxServerProcess&) = delete;
     SandboxServerProcess& operator=(const SandboxServerProcess&) = delete;
@@ -48,30 +51,17 @@ public:
                                       "--state-dir", state_.path().string(), "--quiet"};
         if (!api_key_.empty()) args.insert(args.end(), {"--api-key", api_key_});
         args.insert(args.end(), extra_.begin(), extra_.end());
-        auto child = spawn_with_stdout_pipe(binary(), args);
+        std::vector<std::string> command = command_.empty() ? std::vector<std::string>{binary()} : command_;
+        args.insert(args.begin(), command.begin() + 1, command.end());
+        auto child = spawn_with_stdout_pipe(command.front(), args);
         pid_ = child.pid;
         out_fd_ = child.out_fd;
-        std::string line;
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (line.find('\n') == std::string::npos) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) {
-                stop();
-                throw std::runtime_error("rath-sandbox-server printed no listening line within 20 s");
-            }
-            pollfd p{out_fd_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-            char buf[256];
-            auto n = ::read(out_fd_, buf, sizeof buf);
-            if (n <= 0) {
-                stop();
-                throw std::runtime_error("rath-sandbox-server exited before listening");
-            }
-            line.append(buf, static_cast<std::size_t>(n));
+        try {
+            url_ = read_listening_url(out_fd_);
+        } catch (const std::exception& e) {
+            stop();
+            throw std::runtime_error(std::string("rath-sandbox-server: ") + e.what());
         }
-        auto at = line.find("http://");
-        if (at == std::string::npos) throw std::runtime_error("unexpected first line: " + line);
-        url_ = line.substr(at, line.find('\n', at) - at);
         auto colon = url_.rfind(':');
         port_ = static_cast<unsigned>(std::stoul(url_.substr(colon + 1)));
     }
@@ -114,6 +104,7 @@ private:
 
     std::vector<std::string> extra_;
     std::string api_key_;
+    std::vector<std::string> command_;
     TempDir state_;
     pid_t pid_ = -1;
     int out_fd_ = -1;

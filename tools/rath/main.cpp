@@ -20,8 +20,9 @@ constexpr const char* footer =
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (auto rc = rath::cli::run_server_program(argc, argv)) return *rc;
     rath::cli::Context ctx;
-    CLI::App app{"rath: inspect persisted sessions, their lineage graph and the configuration", "rath"};
+    CLI::App app{"rath: inspect persisted sessions, their lineage graph and the configuration; run the project's servers", "rath"};
     app.footer(footer);
     app.require_subcommand(1);
     app.fallthrough();
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     rath::cli::add_sessions_command(app, ctx);
     rath::cli::add_graph_command(app, ctx);
     rath::cli::add_config_command(app, ctx);
+    rath::cli::add_serve_commands(app);
 
     // The library's own warnings (a skipped file, ...) are reported by the commands.
     rath::set_log_level(rath::LogLevel::error);

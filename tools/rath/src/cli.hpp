@@ -39,5 +39,9 @@ struct Context {
 void add_sessions_command(CLI::App& app, Context& ctx);
 void add_graph_command(CLI::App& app, Context& ctx);
 void add_config_command(CLI::App& app, Context& ctx);
+// fake-llm, mcp serve, sandbox serve: listed in --help, run with their own flag parsers.
+void add_serve_commands(CLI::App& app);
+// When argv names one of those programs first, runs it and returns its exit code.
+std::optional<int> run_server_program(int argc, char** argv);
 
 }  // namespace rath::cli

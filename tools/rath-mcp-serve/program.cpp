@@ -1,0 +1,263 @@
+// rath-mcp-serve: serves rath's built-in tools and agents defined in config.json to MCP
+// clients, over stdio or Streamable HTTP. See usage() for the flags and the config shape.
+#include <rath/mcp_serve/program.hpp>
+
+#include <rath/config/store.hpp>
+#include <rath/flow/agent.hpp>
+#include <rath/llm/provider.hpp>
+#include <rath/log.hpp>
+#include <rath/mcp/server.hpp>
+#include <rath/mcp/server_http.hpp>
+#include <rath/mcp/server_stdio.hpp>
+#include <rath/tool/system_tools.hpp>
+
+#include <boost/json.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace json = boost::json;
+
+namespace {
+
+void usage(std::FILE* to, const char* program) {
+    std::fprintf(to, "usage: %s [options]\n", program);
+    std::fputs(
+        "Serves rath tools and agents as an MCP server (protocol 2025-11-25 and 2025-06-18).\n"
+        "\n"
+        "What to serve (at least one):\n"
+        "  --builtin-tools        the six built-in tools (run_shell_command, read_workspace_file,\n"
+        "                         write_workspace_file, list_workspace_files, workspace_path_exists,\n"
+        "                         run_code) on a local sandbox per MCP session\n"
+        "  --agent NAME           the agent NAME of the config file's \"agents\" section, as a tool\n"
+        "                         of that name taking {\"message\": string}; it answers the agent's\n"
+        "                         final text and the run's transcript (resource rath://sessions/<id>,\n"
+        "                         also listed by resources/list). Repeatable.\n"
+        "  --all-agents           every agent of the \"agents\" section\n"
+        "\n"
+        "Transport:\n"
+        "  --stdio                one session on stdin/stdout, one JSON-RPC message per line (default)\n"
+        "  --http                 Streamable HTTP; prints \"listening on http://HOST:PORT/PATH\" and\n"
+        "                         serves until SIGINT/SIGTERM\n"
+        "  --host HOST            address to listen on (default 127.0.0.1; anything else exposes an\n"
+        "                         unauthenticated server)\n"
+        "  --port N               port (default 0: any free one)\n"
+        "  --path PATH            endpoint path (default /mcp)\n"
+        "  --allow-origin ORIGIN  also accept this Origin (default: only localhost origins). Repeatable.\n"
+        "  --allow-host NAME      also accept this Host name on a loopback bind. Repeatable.\n"
+        "  --json-response        answer POSTs with one JSON body instead of an SSE stream\n"
+        "\n"
+        "Other:\n"
+        "  --config PATH          config file (default: $OPENRATH_HOME, ./.openrath or ~/.openrath)/config.json\n"
+        "  --name NAME            server name reported to clients (default rath-mcp-serve)\n"
+        "  --workdir DIR          working directory of the sessions' local sandbox\n"
+        "  --page-size N          items per tools/list or resources/list page (default 100)\n"
+        "  --log-level LEVEL      debug|info|warning|error|off for rath's own log on stderr (default warning)\n"
+        "  --help                 this text\n"
+        "\n"
+        "The \"agents\" section of config.json (kept by rath's config store like any unknown key):\n"
+        "  \"agents\": { \"<name>\": { \"system_prompt\": string (required),\n"
+        "                            \"provider\": string (an llm.providers entry; default llm.default_provider),\n"
+        "                            \"model\": string, \"description\": string,\n"
+        "                            \"max_tool_rounds\": int (default 64) } }\n"
+        "Agents have the built-in tools. Nothing but MCP messages is written to stdout in --stdio mode;\n"
+        "logs go to stderr.\n",
+        to);
+}
+
+[[noreturn]] void fail(const std::string& message) {
+    std::fprintf(stderr, "rath-mcp-serve: %s\n", message.c_str());
+    std::exit(2);
+}
+
+struct AgentConfig {
+    std::string name;
+    std::string system_prompt;
+    std::optional<std::string> provider, model, description;
+    int max_tool_rounds = 64;
+};
+
+std::optional<std::string> optional_string(const json::object& o, std::string_view key, const std::string& where) {
+    auto* v = o.if_contains(key);
+    if (!v || v->is_null()) return std::nullopt;
+    if (!v->is_string()) fail(where + "." + std::string(key) + " must be a string");
+    return std::string(v->get_string());
+}
+
+std::vector<AgentConfig> read_agents(const rath::config::ConfigStore& store) {
+    std::vector<AgentConfig> out;
+    auto doc = store.document();
+    auto* section = doc.if_contains("agents");
+    if (!section) return out;
+    if (!section->is_object()) fail(store.path().string() + ": \"agents\" must be an object");
+    for (auto& [name, v] : section->get_object()) {
+        std::string where = "agents." + std::string(name);
+        if (!v.is_object()) fail(store.path().string() + ": " + where + " must be an object");
+        const auto& o = v.get_object();
+        AgentConfig a;
+        a.name = name;
+        auto prompt = optional_string(o, "system_prompt", where);
+        if (!prompt) fail(store.path().string() + ": " + where + ".system_prompt is required");
+        a.system_prompt = *prompt;
+        a.provider = optional_string(o, "provider", where);
+        a.model = optional_string(o, "model", where);
+        a.description = optional_string(o, "description", where);
+        if (auto* r = o.if_contains("max_tool_rounds"); r && !r->is_null()) {
+            if (!r->is_int64() || r->get_int64() < 1 || r->get_int64() > 10000)
+                fail(store.path().string() + ": " + where + ".max_tool_rounds must be an integer in [1, 10000]");
+            a.max_tool_rounds = static_cast<int>(r->get_int64());
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::optional<rath::LogLevel> parse_level(std::string_view s) {
+    if (s == "debug") return rath::LogLevel::debug;
+    if (s == "info") return rath::LogLevel::info;
+    if (s == "warning") return rath::LogLevel::warning;
+    if (s == "error") return rath::LogLevel::error;
+    if (s == "off") return rath::LogLevel::off;
+    return std::nullopt;
+}
+
+}  // namespace
+
+namespace rath::mcp_serve {
+
+int program_main(int argc, char** argv) {
+    bool http = false, builtin = false, all_agents = false;
+    std::vector<std::string> agent_names;
+    std::optional<std::string> config_path;
+    rath::mcp::ServerOptions sopt{.name = "rath-mcp-serve"};
+    rath::mcp::StreamableHttpServerOptions hopt;
+    rath::set_log_level(rath::LogLevel::warning);
+
+    for (int i = 1; i < argc; ++i) {
+        std::string_view a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) fail(std::string(a) + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout, argv[0]);
+            return 0;
+        } else if (a == "--stdio") {
+            http = false;
+        } else if (a == "--http") {
+            http = true;
+        } else if (a == "--builtin-tools") {
+            builtin = true;
+        } else if (a == "--agent") {
+            agent_names.push_back(value());
+        } else if (a == "--all-agents") {
+            all_agents = true;
+        } else if (a == "--config") {
+            config_path = value();
+        } else if (a == "--name") {
+            sopt.name = value();
+        } else if (a == "--workdir") {
+            sopt.sandbox_working_dir = value();
+        } else if (a == "--page-size") {
+            std::string v = value();
+            char* end = nullptr;
+            unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end || n == 0 || n > 100000) fail("--page-size needs an integer in [1, 100000]");
+            sopt.page_size = n;
+        } else if (a == "--host") {
+            hopt.http.host = value();
+        } else if (a == "--port") {
+            std::string v = value();
+            char* end = nullptr;
+            unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end || n > 65535) fail("--port needs an integer in [0, 65535]");
+            hopt.http.port = static_cast<std::uint16_t>(n);
+        } else if (a == "--path") {
+            hopt.path = value();
+            if (hopt.path.empty() || hopt.path[0] != '/') fail("--path must start with /");
+        } else if (a == "--allow-origin") {
+            hopt.allowed_origins.push_back(value());
+        } else if (a == "--allow-host") {
+            hopt.allowed_hosts.push_back(value());
+        } else if (a == "--json-response") {
+            hopt.json_response = true;
+        } else if (a == "--log-level") {
+            auto l = parse_level(value());
+            if (!l) fail("--log-level is one of debug, info, warning, error, off");
+            rath::set_log_level(*l);
+        } else {
+            std::fprintf(stderr, "rath-mcp-serve: unknown option %s\n", argv[i]);
+            usage(stderr, argv[0]);
+            return 2;
+        }
+    }
+    if (!builtin && agent_names.empty() && !all_agents) {
+        std::fprintf(stderr, "rath-mcp-serve: nothing to serve: give --builtin-tools, --agent NAME or --all-agents\n");
+        usage(stderr, argv[0]);
+        return 2;
+    }
+
+    // HTTP mode waits for SIGINT/SIGTERM with sigwait: blocked here, before any runtime
+    // thread starts, so that every thread inherits the mask and none is killed by them.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (http) pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+    try {
+        auto server = std::make_shared<rath::mcp::Server>(sopt);
+        if (builtin)
+            for (auto& t : rath::tool::global_system_tools().tools()) server->add_tool(t);
+        if (!agent_names.empty() || all_agents) {
+            auto store = config_path ? std::make_shared<rath::config::ConfigStore>(*config_path)
+                                     : rath::config::ConfigStore::load();
+            auto agents = read_agents(*store);
+            std::vector<AgentConfig> chosen;
+            if (all_agents) chosen = agents;
+            for (auto& n : agent_names) {
+                auto it = std::find_if(agents.begin(), agents.end(), [&](const AgentConfig& c) { return c.name == n; });
+                if (it == agents.end()) {
+                    std::string names;
+                    for (auto& c : agents) names += (names.empty() ? "'" : ", '") + c.name + "'";
+                    fail("agent '" + n + "' not found in " + store->path().string() + "; available: [" + names + "]");
+                }
+                if (!all_agents) chosen.push_back(*it);
+            }
+            if (chosen.empty()) fail("no agents in " + store->path().string());
+            for (auto& c : chosen) {
+                rath::flow::AgentOptions ao;
+                ao.loop.provider = rath::llm::Provider::from_config(c.provider, store);
+                if (c.model) ao.loop.provider.model = c.model;
+                ao.loop.max_tool_rounds = c.max_tool_rounds;
+                ao.description = c.description.value_or("");
+                rath::flow::Agent agent(c.system_prompt, ao);
+                server->add_workflow(c.name, c.description.value_or("Runs the rath agent '" + c.name + "' on a message."),
+                                     agent.ptr());
+            }
+        }
+
+        if (!http) {
+            rath::mcp::serve_stdio(server);
+            return 0;
+        }
+        rath::mcp::StreamableHttpServer endpoint(server, hopt);
+        endpoint.start();
+        std::printf("listening on %s\n", endpoint.url().c_str());
+        std::fflush(stdout);
+        int sig = 0;
+        sigwait(&set, &sig);
+        endpoint.close();
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rath-mcp-serve: %s\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace rath::mcp_serve
