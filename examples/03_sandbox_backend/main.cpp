@@ -1,8 +1,10 @@
 // 03 — sandbox backends: open a sandbox, run commands and file payloads in it, see
 // confinement refuse an escape, and run the same thing under bubblewrap when the
 // machine allows it. Then the remote half: rath-sandbox-server (the OpenSandbox API on
-// bubblewrap, built beside this program) started locally, a sandbox opened on it
-// through the `opensandbox` backend, and an agent whose tools run there. No API key
+// bubblewrap, built beside this program) started locally and a sandbox opened on it
+// through the `opensandbox` backend. On each placement the same agent answers the same
+// question with its built-in tools, which run where the session is placed. A model
+// when a key is set (environment or config.json), else the fake LLM server: no key
 // and no network needed.
 #include "../common/example_llm.hpp"
 
@@ -99,7 +101,21 @@ struct LocalSandboxServer {
     }
 };
 
-static void remote_half() {
+// The same question asked of one agent on whichever sandbox the session is placed on: its
+// built-in tools run there, so the answer shows where the commands executed.
+static void ask_agent(const example::Llm& llm, const rb::SandboxPtr& sb) {
+    rath::flow::Agent agent("Answer by running commands in the sandbox.", {.loop = {.provider = llm.provider}});
+    auto user = rath::Session::from_user_message(
+        "Which operating system and working directory does the sandbox have, and what is in hello.txt? "
+        "Use run_shell_command.");
+    user.bind_sandbox(sb);
+    rath::Session out = agent(user);
+    auto rows = out.chunks();
+    std::cout << "agent transcript (" << rows.size() << " rows):\n" << out << "\n";
+    user.close_sandbox();
+}
+
+static void remote_half(const example::Llm& llm) {
     LocalSandboxServer server;
     const std::string key = "example-key";
     if (auto why = server.start(key); !why.empty()) {
@@ -123,26 +139,21 @@ static void remote_half() {
         show("sleep 5 (timeout 0.3 s)", sb->dispatch(rb::CommandRun{.cmd = std::string("sleep 5"), .timeout = 0.3}));
         show("python code run", sb->dispatch(rb::CodeRun{.code = "print(sum(range(10)))"}));
 
-        // An agent whose built-in tools run in that sandbox.
-        auto llm = example::make_llm(R"({"rules": [
-            {"match": {"role": "user", "contains": "sandbox"},
-             "respond": {"tool_calls": [{"name": "run_shell_command",
-                                         "arguments": {"cmd": "uname -s && cat hello.txt"}}]}},
-            {"match": {"role": "tool"}, "respond": {"text": "The sandbox answered: {{last}}"}}
-        ]})");
-        rath::flow::Agent agent("Answer by running commands in the sandbox.", {.loop = {.provider = llm.provider}});
-        auto user = rath::Session::from_user_message("Which operating system does the sandbox run?");
-        user.bind_sandbox(sb);
-        rath::Session out = agent(user);
-        auto rows = out.chunks();
-        std::cout << "agent transcript (" << rows.size() << " rows):\n" << out << "\n";
-        user.close_sandbox();
+        ask_agent(llm, sb);
     }
     backend.close(sb);  // idempotent: the last release above normally closed it already
     std::printf("sandbox closed: %s\n", sb->closed() ? "true" : "false");
 }
 
 int main() {
+    // Offline: the fake server answers the question with one run_shell_command call, then
+    // reports what the tool printed. With a key, a real model decides what to run.
+    auto llm = example::make_llm(R"({"rules": [
+        {"match": {"role": "user", "contains": "sandbox"},
+         "respond": {"tool_calls": [{"name": "run_shell_command",
+                                     "arguments": {"cmd": "uname -s && pwd && cat hello.txt"}}]}},
+        {"match": {"role": "tool"}, "respond": {"text": "The sandbox answered: {{last}}"}}
+    ]})");
     std::printf("registered backends:");
     for (auto& n : rb::backend_names()) std::printf(" %s%s", n.c_str(), rb::is_backend_available(n) ? "" : "(unavailable)");
     std::printf("\n");
@@ -166,7 +177,8 @@ int main() {
         s.submit(rb::FilesWrite{.path = "log.txt", .data = "a"});
         s.submit(rb::CommandRun{.cmd = std::string("printf b >> log.txt")});
         show("stream write+append+read", s.submit(rb::FilesRead{.path = "log.txt"}).get());
+        ask_agent(llm, sb);
     }
-    remote_half();
+    remote_half(llm);
     return 0;
 }

@@ -2,8 +2,8 @@
 set(rath_example_checks
   "01_hello_agent|--- tokens: total="
   "02_session_lineage|resumed session equals the original: true"
-  "03_sandbox_backend|\\[local\\].*\\[opensandbox\\] rath-sandbox-server at http://127.0.0.1:[0-9]+.*cat hello.txt +exit=0 stdout=hello from the remote sandbox.*The sandbox answered: .*Linux.*sandbox closed: true"
-  "04_builtin_tools|list_workspace_files"
+  "03_sandbox_backend|\\[local\\].*The sandbox answered: .*hello from the workspace.*\\[opensandbox\\] rath-sandbox-server at http://127.0.0.1:[0-9]+.*cat hello.txt +exit=0 stdout=hello from the remote sandbox.*The sandbox answered: .*Linux.*sandbox closed: true"
+  "04_builtin_tools|list_workspace_files.*agent transcript \\(7 rows\\).*now reads: .*buy milk.*6 \\* 7 is 42"
   "06_mcp|tools from server-everything: .*get-sum.*echo -> .*Echo: hello from mcp.*answer: The MCP server says: .*The sum of 20 and 22 is 42.*server connections made: 1"
   "05_custom_tool|compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
   "07_streaming|\\[finish_reason=stop\\].*--- usage total="
