@@ -394,6 +394,97 @@ void amend_project_gitignore(const fs::path& root) {
     out << ".openrath/\n";
 }
 
+// ---------------------------------------------------------------- credentials.json
+
+constexpr std::string_view secret_sections[] = {"llm", "memory", "backend"};
+
+json::object* providers_of(json::object& doc, std::string_view section) {
+    auto* sec = doc.if_contains(section);
+    if (!sec || !sec->is_object()) return nullptr;
+    auto* providers = sec->as_object().if_contains("providers");
+    return providers && providers->is_object() ? &providers->as_object() : nullptr;
+}
+
+bool has_key(const json::object& entry) {
+    const auto* k = entry.if_contains("api_key");
+    return k && k->is_string() && !k->as_string().empty();
+}
+
+// Fills entries without an inline key from the sidecar; true when some entry of
+// config.json holds a key inline (the next save moves it out).
+bool merge_credentials(json::object& doc, const fs::path& sidecar) {
+    bool inline_keys = false;
+    for (auto section : secret_sections)
+        if (auto* providers = providers_of(doc, section))
+            for (const auto& kv : *providers)
+                if (kv.value().is_object() && has_key(kv.value().as_object())) inline_keys = true;
+    std::error_code ec;
+    if (!fs::exists(sidecar, ec)) return inline_keys;
+    json::value side;
+    try {
+        std::string text;
+        {
+            std::ifstream in(sidecar, std::ios::binary);
+            if (!in) throw std::runtime_error("could not be read");
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            text = ss.str();
+        }
+        side = json::parse(text);
+        if (!side.is_object()) throw std::runtime_error("top level is not an object");
+    } catch (const std::exception& e) {
+        rath::log(LogLevel::warning, "rath.config",
+                  sidecar.string() + " is ignored (" + e.what() + "); keys must come from config.json or the environment");
+        return inline_keys;
+    }
+    for (auto section : secret_sections) {
+        auto* providers = providers_of(doc, section);
+        const auto* sec = side.as_object().if_contains(section);
+        if (!providers || !sec || !sec->is_object()) continue;
+        const auto* keys = sec->as_object().if_contains("providers");
+        if (!keys || !keys->is_object()) continue;
+        for (const auto& kv : keys->as_object()) {
+            auto* entry = providers->if_contains(kv.key());
+            if (!entry || !entry->is_object() || !kv.value().is_string()) continue;
+            if (!has_key(entry->as_object())) entry->as_object()["api_key"] = kv.value();
+        }
+    }
+    return inline_keys;
+}
+
+// Moves every non-empty api_key of the secret sections out of `doc` into the sidecar
+// document it returns ({"<section>": {"providers": {"<name>": "<key>"}}, "version": 1});
+// null when there is none.
+json::value split_credentials(json::object& doc) {
+    json::object side;
+    for (auto section : secret_sections) {
+        auto* providers = providers_of(doc, section);
+        if (!providers) continue;
+        json::object keys;
+        for (auto& kv : *providers) {
+            if (!kv.value().is_object()) continue;
+            auto& entry = kv.value().as_object();
+            if (!has_key(entry)) continue;
+            keys[kv.key()] = entry["api_key"];
+            // Declared fields keep their slot as null; an undeclared api_key goes away.
+            if (section == "memory")
+                entry.erase("api_key");
+            else
+                entry["api_key"] = nullptr;
+        }
+        if (!keys.empty()) side[section] = json::object{{"providers", std::move(keys)}};
+    }
+    if (side.empty()) return nullptr;
+    side["version"] = schema_version;
+    return side;
+}
+
+}  // namespace
+
+fs::path credentials_path(const fs::path& config_path) { return config_path.parent_path() / "credentials.json"; }
+
+namespace {
+
 }  // namespace
 
 // ---------------------------------------------------------------- public API
@@ -439,6 +530,8 @@ ConfigStore::ConfigStore(fs::path path) : path_(absolute_path(path)) {
         throw ConfigError(path_.string() + " top-level must be a JSON object, got " + Validator::kind_of(root));
     doc_ = v.document(root.as_object());
     from_file_ = true;
+    warn_permissions_once(credentials_path(path_));
+    migrate_inline_keys_ = merge_credentials(doc_, credentials_path(path_));
 }
 
 std::shared_ptr<ConfigStore> ConfigStore::load() { return load(resolve_config_path()); }
@@ -626,18 +719,34 @@ void ConfigStore::save() {
     }
     if (is_project_local(dir)) amend_project_gitignore(fs::current_path());
 
-    std::string text;
     {
         std::lock_guard lk(mu_);
         doc_["version"] = schema_version;
-        text = dump_pretty(doc_);
-        // The temp file is created 0600 (mkstemps) before any byte is written: the key
-        // material in it is never readable by others, not even for a moment.
-        auto err = rath::detail::write_file_atomically(
-            path_, text, {.temp_name = ".config_XXXXXX.tmp", .mode = 0600, .durable = true});
-        if (err.stage == rath::detail::AtomicWriteError::Stage::create)
-            throw ConfigError("cannot create a temporary file in " + dir.string() + ": " + std::strerror(err.error));
-        if (err) throw ConfigError("cannot write " + path_.string() + ": " + std::strerror(err.error));
+        json::object public_doc = doc_;
+        const json::value secrets = split_credentials(public_doc);
+        // The temp files are created 0600 (mkstemps) before any byte is written: key
+        // material is never readable by others, not even for a moment. The keys are
+        // written before config.json loses them, so a crash between the two writes
+        // leaves them in both files rather than in neither.
+        auto write = [&](const fs::path& target, const std::string& text, const char* temp_name) {
+            auto err = rath::detail::write_file_atomically(target, text,
+                                                           {.temp_name = temp_name, .mode = 0600, .durable = true});
+            if (err.stage == rath::detail::AtomicWriteError::Stage::create)
+                throw ConfigError("cannot create a temporary file in " + dir.string() + ": " + std::strerror(err.error));
+            if (err) throw ConfigError("cannot write " + target.string() + ": " + std::strerror(err.error));
+        };
+        const fs::path sidecar = credentials_path(path_);
+        if (!secrets.is_null()) {
+            write(sidecar, dump_pretty(secrets), ".credentials_XXXXXX.tmp");
+        } else if (fs::remove(sidecar, ec); ec && ec != std::errc::no_such_file_or_directory) {
+            throw ConfigError("cannot remove " + sidecar.string() + ": " + ec.message());
+        }
+        write(path_, dump_pretty(public_doc), ".config_XXXXXX.tmp");
+        if (migrate_inline_keys_) {
+            rath::log(LogLevel::info, "rath.config",
+                      "moved the API keys of " + path_.string() + " into " + sidecar.string());
+            migrate_inline_keys_ = false;
+        }
     }
     std::lock_guard lk(cache_mu());
     cache().erase(path_.string());

@@ -1,6 +1,7 @@
 #include <rath/llm/credentials.hpp>
 
-#include <cstdlib>
+#include <rath/config/env.hpp>
+
 
 namespace rath::llm {
 namespace {
@@ -13,12 +14,17 @@ std::string_view trim(std::string_view s) {
 }
 }  // namespace
 
-std::optional<std::string> env_value(const char* name) {
-    const char* v = std::getenv(name);
-    if (!v) return std::nullopt;
-    std::string_view t = trim(v);
-    if (t.empty()) return std::nullopt;
-    return std::string(t);
+std::optional<std::string> env_value(const char* name) { return config::env(name); }
+
+std::string resolve_setting(const std::optional<std::string>& explicit_value,
+                            std::span<const std::string_view> env_names) {
+    if (explicit_value) {
+        std::string_view t = trim(*explicit_value);
+        if (!t.empty()) return std::string(t);
+    }
+    for (auto name : env_names)
+        if (auto v = config::env(name)) return *v;
+    return {};
 }
 
 std::string resolve_credential(std::initializer_list<std::optional<std::string_view>> candidates) {

@@ -1,5 +1,6 @@
 #include <rath/llm/registry.hpp>
 
+#include <rath/config/env.hpp>
 #include <rath/llm/anthropic_client.hpp>
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/error.hpp>
@@ -24,9 +25,9 @@ std::shared_ptr<ChatClient> make_atlascloud(const Provider& p, const ChatClientO
     Provider q = p;
     q.provider_kind = "openai";
     if (!q.base_url || q.base_url->empty()) q.base_url = "https://api.atlascloud.ai/v1";
-    std::string key = resolve_credential({p.api_key, env_value("ATLASCLOUD_API_KEY"), env_value("ATLAS_CLOUD_API_KEY")});
+    std::string key = resolve_setting(p.api_key, config::provider_env("atlascloud", config::ProviderField::api_key));
     if (!key.empty()) q.api_key = key;
-    q.model = resolve_credential({p.model, env_value("ATLASCLOUD_DEFAULT_MODEL")});
+    q.model = resolve_setting(p.model, config::provider_env("atlascloud", config::ProviderField::model));
     if (q.model->empty()) q.model = "qwen/qwen3.5-flash";
     return std::make_shared<OpenAIChatClient>(std::move(q), o);
 }
@@ -34,12 +35,12 @@ std::shared_ptr<ChatClient> make_atlascloud(const Provider& p, const ChatClientO
 // LiteLLM cannot be embedded: talk to a LiteLLM proxy through the OpenAI protocol.
 std::shared_ptr<ChatClient> make_litellm(const Provider& p, const ChatClientOptions& o) {
     Provider q = p;
-    std::string base = resolve_credential({p.base_url, env_value("LITELLM_API_BASE")});
+    std::string base = resolve_setting(p.base_url, config::provider_env("litellm", config::ProviderField::base_url));
     if (!base.empty()) q.base_url = base;
-    std::string key = resolve_credential({p.api_key, env_value("LITELLM_API_KEY")});
+    std::string key = resolve_setting(p.api_key, config::provider_env("litellm", config::ProviderField::api_key));
     // A proxy without auth still needs a bearer value on the wire.
     q.api_key = key.empty() ? std::string("sk-litellm-no-key") : key;
-    std::string model = resolve_credential({p.model, env_value("LITELLM_MODEL")});
+    std::string model = resolve_setting(p.model, config::provider_env("litellm", config::ProviderField::model));
     if (!model.empty()) q.model = model;
     if (!q.sampling.extra_create_args.contains("drop_params")) q.sampling.extra_create_args["drop_params"] = true;
     return std::make_shared<OpenAIChatClient>(std::move(q), o);

@@ -4,6 +4,7 @@
 
 #include <rath/async/deadline.hpp>
 #include <rath/async/error.hpp>
+#include <rath/config/env.hpp>
 #include <rath/llm/credentials.hpp>
 #include <rath/log.hpp>
 #include <rath/net/http_error.hpp>
@@ -203,12 +204,11 @@ std::optional<config::LlmProviderEntry> config_fallback(std::string_view kind) {
     return std::nullopt;
 }
 
-std::string resolve_model(const ChatRequest& request, const Provider& provider, const char* default_model_env,
-                          std::string_view kind) {
+std::string resolve_model(const ChatRequest& request, const Provider& provider, std::string_view kind) {
     std::string m;
     if (request.model) m = resolve_credential({request.model});
     if (m.empty() && provider.model) m = resolve_credential({provider.model});
-    if (m.empty()) m = resolve_credential({env_value(default_model_env)});
+    if (m.empty()) m = resolve_setting(std::nullopt, config::provider_env(kind, config::ProviderField::model));
     if (m.empty())
         if (auto c = config_fallback(kind)) m = resolve_credential({c->model});
     if (m.empty()) throw ProviderConfigError("model is required: set ChatRequest.model or Provider.model");

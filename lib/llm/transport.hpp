@@ -47,11 +47,10 @@ ProviderErrorInfo error_info_from_response(std::string_view provider, const net:
 // The chat-client config tier (§2.4); any config failure means "no tier".
 std::optional<config::LlmProviderEntry> config_fallback(std::string_view kind);
 
-// request.model -> provider.model -> $<default_model_env> -> the config tier of `kind`;
-// the environment and config are only read when neither model is set. Throws
-// ProviderConfigError when all are empty.
-std::string resolve_model(const ChatRequest& request, const Provider& provider, const char* default_model_env,
-                          std::string_view kind);
+// request.model -> provider.model -> the kind's model variable (config::provider_env) ->
+// the config tier of `kind`; the environment and config are only read when neither model
+// is set. Throws ProviderConfigError when all are empty.
+std::string resolve_model(const ChatRequest& request, const Provider& provider, std::string_view kind);
 
 // The client's constant headers as one shared block; extra_headers from the request's
 // extra args override them, so such a request gets its own header list.

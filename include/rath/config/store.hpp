@@ -2,6 +2,13 @@
 // ~/.openrath/config.json: schema-validated, round-trips unknown keys at every level,
 // saved atomically with mode 0600, and cached process-wide by (mtime, size).
 //
+// Keys live apart from settings: save() moves every non-empty api_key of the llm,
+// memory and backend provider entries into credentials.json beside config.json (mode
+// 0600, {"<section>": {"providers": {"<name>": "<key>"}}, "version": 1}; deleted when no
+// key is left), so config.json can be shown or shared. Loading merges them back into
+// entries without an inline key; an inline key wins (and moves out on the next save);
+// a corrupt credentials.json is ignored with one warning.
+//
 // Thread safety: a ConfigStore may be read and changed from any thread at once (one
 // mutex per store); a change is seen by every holder of the same store but reaches the
 // file only through save(). The process-wide cache of load() is thread-safe. Every
@@ -63,6 +70,9 @@ struct MemoryProviderEntry {
     std::optional<std::string> chat_provider{};
 };
 
+// <dir of config_path>/credentials.json.
+[[nodiscard]] std::filesystem::path credentials_path(const std::filesystem::path& config_path);
+
 // The default document, serialised exactly as a fresh save writes it.
 [[nodiscard]] std::string default_config_text();
 // 2-space indent, UTF-8 unescaped, trailing newline (the config file format).
@@ -110,7 +120,8 @@ public:
     [[nodiscard]] std::vector<std::pair<std::string, McpServerEntry>> enabled_mcp_servers() const;
 
     // Creates the directory (+ deny-all .gitignore), amends a project .gitignore,
-    // writes a 0600 temp file and renames it over config.json, then evicts the cache.
+    // writes credentials.json (or removes it when no key is left), then a 0600 temp file
+    // renamed over config.json, then evicts the cache.
     // Throws ConfigError when the file cannot be written, and
     // std::filesystem::filesystem_error when the directory cannot be created.
     void save();
@@ -118,6 +129,7 @@ public:
 private:
     std::filesystem::path path_{};
     bool from_file_ = false;
+    bool migrate_inline_keys_ = false;  // config.json held keys inline when read
     mutable std::mutex mu_;
     boost::json::object doc_{};
 };

@@ -1,5 +1,6 @@
 #include <rath/llm/anthropic_client.hpp>
 
+#include <rath/config/env.hpp>
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/error.hpp>
 
@@ -65,10 +66,10 @@ std::unique_ptr<const HttpChatClient::State> anthropic_state(Provider provider, 
     StateBuilder<AnthropicState> b("anthropic", std::move(provider), std::move(options));
     AnthropicState& m = *b.state;
     std::string key = b.require_key(
-        resolve_credential({m.provider.api_key, env_value("ANTHROPIC_API_KEY")}),
+        resolve_setting(m.provider.api_key, config::provider_env("anthropic", config::ProviderField::api_key)),
         "No Anthropic api_key found: set Provider.api_key, the ANTHROPIC_API_KEY environment variable or an "
         "anthropic entry with api_key in config.json");
-    m.base_url = resolve_credential({m.provider.base_url, env_value("ANTHROPIC_BASE_URL")});
+    m.base_url = resolve_setting(m.provider.base_url, config::provider_env("anthropic", config::ProviderField::base_url));
     if (m.base_url.empty())
         if (const auto& c = b.config_entry()) m.base_url = resolve_credential({c->base_url});
     if (m.base_url.empty()) m.base_url = default_anthropic_base;
@@ -97,13 +98,13 @@ const std::string& AnthropicChatClient::base_url() const noexcept {
 
 
 std::string AnthropicChatClient::resolve_model(const ChatRequest& request) const {
-    return detail::resolve_model(request, provider(), "ANTHROPIC_DEFAULT_MODEL", "anthropic");
+    return detail::resolve_model(request, provider(), "anthropic");
 }
 
 
 detail::PreparedCall AnthropicState::prepare(const ChatRequest& request, bool stream) const {
     detail::PreparedCall call;
-    call.model = detail::resolve_model(request, provider, "ANTHROPIC_DEFAULT_MODEL", "anthropic");
+    call.model = detail::resolve_model(request, provider, "anthropic");
     detail::TransportExtras extras;
     auto body = anthropic::build_messages_body(request, call.model, stream, &extras);
     call.timeout_seconds = extras.timeout_seconds;

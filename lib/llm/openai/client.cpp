@@ -1,5 +1,6 @@
 #include <rath/llm/openai_client.hpp>
 
+#include <rath/config/env.hpp>
 #include <rath/llm/credentials.hpp>
 #include <rath/llm/error.hpp>
 
@@ -62,16 +63,12 @@ std::unique_ptr<const HttpChatClient::State> openai_state(Provider provider, Cha
     StateBuilder<OpenAIState> b("openai", std::move(provider), std::move(options));
     OpenAIState& m = *b.state;
     std::string key;
-    m.base_url = resolve_credential({m.provider.base_url, env_value("OPENAI_BASE_URL"), env_value("AZURE_OPENAI_ENDPOINT")});
+    m.base_url = resolve_setting(m.provider.base_url, config::provider_env("openai", config::ProviderField::base_url));
     if (m.base_url.empty())
         if (const auto& c = b.config_entry()) m.base_url = resolve_credential({c->base_url});
     if (m.base_url.empty()) m.base_url = default_openai_base;
     m.azure = m.base_url.find(".azure.com") != std::string::npos;
-    if (m.azure)
-        key = resolve_credential({m.provider.api_key, env_value("AZURE_OPENAI_API_KEY"), env_value("AZURE_API_KEY"),
-                                       env_value("OPENAI_API_KEY")});
-    else
-        key = resolve_credential({m.provider.api_key, env_value("OPENAI_API_KEY"), env_value("AZURE_OPENAI_API_KEY")});
+    key = resolve_setting(m.provider.api_key, config::provider_env("openai", config::ProviderField::api_key, m.azure));
     key = b.require_key(std::move(key),
                         "No API key found: set Provider.api_key, the OPENAI_API_KEY environment variable "
                         "(AZURE_OPENAI_API_KEY for Azure) or an openai entry with api_key in config.json");
@@ -115,7 +112,7 @@ std::string OpenAIChatClient::chat_url(const std::string& model) const { return 
 
 
 std::string OpenAIState::resolve_model(const ChatRequest& request) const {
-    return detail::resolve_model(request, provider, "OPENAI_DEFAULT_MODEL", "openai");
+    return detail::resolve_model(request, provider, "openai");
 }
 
 std::string OpenAIState::url_for(const std::string& model) const {
