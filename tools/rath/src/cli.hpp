@@ -39,6 +39,8 @@ struct Context {
 void add_sessions_command(CLI::App& app, Context& ctx);
 void add_graph_command(CLI::App& app, Context& ctx);
 void add_config_command(CLI::App& app, Context& ctx);
+// config init | set | env, under the `config` subcommand.
+void add_config_edit_commands(CLI::App& config, Context& ctx);
 // fake-llm, mcp serve, sandbox serve: listed in --help, run with their own flag parsers.
 void add_serve_commands(CLI::App& app);
 // When argv names one of those programs first, runs it and returns its exit code.

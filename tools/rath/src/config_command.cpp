@@ -5,12 +5,12 @@
 #include "cli.hpp"
 #include "output.hpp"
 
+#include <rath/config/env.hpp>
 #include <rath/config/paths.hpp>
 #include <rath/config/store.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/message.hpp>
 #include <rath/llm/request.hpp>
-#include <rath/llm/credentials.hpp>
 #include <rath/llm/provider.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/mcp/tools.hpp>
@@ -22,6 +22,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -38,27 +39,6 @@ struct Entry {
     std::string value;   // masked when secret
     std::string source;  // "flag --config", "env OPENAI_API_KEY", "file", "default"
 };
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-// A key or variable name that holds a credential.
-bool is_secret_name(std::string_view name) {
-    const std::string n = lower(name);
-    for (std::string_view word : {"key", "token", "secret", "password", "authorization", "credential"})
-        if (n.find(word) != std::string::npos) return true;
-    return false;
-}
-
-// Enough of a secret to tell two apart, never enough to use: the first 3 and last 4
-// characters of a long one, nothing of a short one.
-std::string mask(std::string_view secret) {
-    if (secret.size() < 16) return "****";
-    return std::string(secret.substr(0, 3)) + "****" + std::string(secret.substr(secret.size() - 4));
-}
 
 std::string scalar_text(const json::value& v) {
     if (v.is_string()) return std::string(v.get_string());
@@ -105,48 +85,43 @@ void flatten(const json::value& v, std::vector<std::string>& path, const json::o
     const json::value* d = find_path(defaults, path);
     const std::string source = d && *d == v ? "default" : v.is_null() ? "unset" : "file";
     std::string text = scalar_text(v);
-    if (!path.empty() && is_secret_name(path.back()) && v.is_string() && !v.get_string().empty()) text = mask(text);
+    if (!path.empty() && is_secret_name(path.back()) && v.is_string() && !v.get_string().empty()) text = mask_secret(text);
     out.push_back({join_path(path), std::move(text), source});
 }
 
-// The variables the library's clients fall back to when a provider entry leaves a
-// field unset (lib/llm/openai, lib/llm/anthropic, lib/llm/registry.cpp), first wins.
-struct EnvFallback {
-    std::string_view field;
-    std::vector<const char*> names;
-};
-std::vector<EnvFallback> env_fallbacks(std::string_view kind) {
-    if (kind == "anthropic")
-        return {{"api_key", {"ANTHROPIC_API_KEY"}},
-                {"base_url", {"ANTHROPIC_BASE_URL"}},
-                {"model", {"ANTHROPIC_DEFAULT_MODEL"}}};
-    if (kind == "litellm")
-        return {{"api_key", {"LITELLM_API_KEY"}}, {"base_url", {"LITELLM_API_BASE"}}, {"model", {"LITELLM_MODEL"}}};
-    if (kind == "atlascloud")
-        return {{"api_key", {"ATLASCLOUD_API_KEY", "ATLAS_CLOUD_API_KEY"}}, {"model", {"ATLASCLOUD_DEFAULT_MODEL"}}};
-    return {{"api_key", {"OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_API_KEY"}},
-            {"base_url", {"OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT"}},
-            {"model", {"OPENAI_DEFAULT_MODEL"}}};
+config::ProviderField field_of(std::string_view field) {
+    return field == "api_key"    ? config::ProviderField::api_key
+           : field == "base_url" ? config::ProviderField::base_url
+                                 : config::ProviderField::model;
 }
 
 // The value of `field` for a provider entry and where it comes from: the entry, else
-// the first set variable, else nothing.
+// the first set variable of the library's fallback table, else nothing.
 std::optional<std::pair<std::string, std::string>> resolve_field(const config::LlmProviderEntry& e,
                                                                  std::string_view field) {
     const std::optional<std::string>* own = field == "api_key"    ? &e.api_key
                                             : field == "base_url" ? &e.base_url
                                                                   : &e.model;
     if (*own && !(*own)->empty()) return std::pair{**own, std::string("file")};
-    for (const auto& f : env_fallbacks(e.provider_kind))
-        if (f.field == field)
-            for (const char* name : f.names)
-                if (auto v = llm::env_value(name)) return std::pair{*v, "env " + std::string(name)};
+    const bool azure = e.base_url && e.base_url->find(".azure.com") != std::string::npos;
+    for (auto name : config::provider_env(e.provider_kind, field_of(field), azure))
+        if (auto v = config::env(name)) return std::pair{*v, "env " + std::string(name)};
     return std::nullopt;
+}
+
+// credentials.json as JSON, null when absent or unreadable (the store warns about that).
+json::value read_credentials(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return nullptr;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    boost::system::error_code ec;
+    json::value v = json::parse(text, ec);
+    return ec ? json::value(nullptr) : v;
 }
 
 std::string config_file_source(const Context& ctx) {
     if (ctx.config) return "flag --config";
-    if (llm::env_value(std::string(config::openrath_home_env).c_str()))
+    if (config::env(config::openrath_home_env))
         return "env " + std::string(config::openrath_home_env);
     if (config::is_project_local(config::resolve_config_dir())) return "project ./.openrath";
     return "default ~/.openrath";
@@ -166,13 +141,25 @@ void run_show(const Context& ctx) {
     std::vector<std::string> path;
     const json::object defaults = json::parse(config::default_config_text()).as_object();
     flatten(store->document(), path, defaults, entries);
+    // Keys merged from credentials.json are shown with that file as their source.
+    if (auto creds = read_credentials(config::credentials_path(store->path())); creds.is_object())
+        for (auto& e : entries) {
+            std::vector<std::string> parts;
+            for (std::size_t at = 0, dot; at <= e.key.size(); at = dot + 1) {
+                dot = e.key.find('.', at);
+                if (dot == std::string::npos) dot = e.key.size();
+                parts.push_back(e.key.substr(at, dot - at));
+            }
+            if (parts.size() != 4 || parts[1] != "providers" || parts[3] != "api_key") continue;
+            if (find_path(creds.as_object(), {parts[0], "providers", parts[2]})) e.source = "credentials.json";
+        }
     // Provider fields the entry leaves unset but the environment supplies.
     for (const auto& name : store->llm_provider_names()) {
         const auto e = store->get_llm_provider(name);
         for (std::string_view field : {"api_key", "base_url", "model"}) {
             auto r = resolve_field(e, field);
             if (!r || r->second == "file") continue;
-            Entry env{"llm.providers." + name + "." + std::string(field), field == "api_key" ? mask(r->first) : r->first,
+            Entry env{"llm.providers." + name + "." + std::string(field), field == "api_key" ? mask_secret(r->first) : r->first,
                       r->second};
             auto same = std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return x.key == env.key; });
             if (same != entries.end())
@@ -207,9 +194,8 @@ CheckResult check_provider(const std::shared_ptr<config::ConfigStore>& store, co
     const auto key = resolve_field(entry, "api_key");
     if (!key && entry.provider_kind != "litellm") {
         std::string vars;
-        for (const auto& f : env_fallbacks(entry.provider_kind))
-            if (f.field == "api_key")
-                for (const char* n : f.names) vars += std::string(vars.empty() ? "" : " or ") + n;
+        for (auto n : config::provider_env(entry.provider_kind, config::ProviderField::api_key))
+            vars += (vars.empty() ? "" : " or ") + std::string(n);
         r.detail = "no API key (set api_key in the entry or " + vars + ")";
         return r;
     }
@@ -289,7 +275,8 @@ void run_check(const Context& ctx, double timeout_s, bool skip_network, bool ski
 }  // namespace
 
 void add_config_command(CLI::App& app, Context& ctx) {
-    auto* config = app.add_subcommand("config", "The configuration: show it with sources, check it works");
+    auto* config = app.add_subcommand(
+        "config", "The configuration: write it (init, set), show it with sources, check it works, list variables (env)");
     config->require_subcommand(1);
     auto* show = config->add_subcommand(
         "show", "Every effective value with its source (flag, env, file, default); secrets masked");
@@ -307,6 +294,7 @@ void add_config_command(CLI::App& app, Context& ctx) {
     check->add_flag("--offline", *offline, "Check keys only; send no request");
     check->add_flag("--no-mcp", *no_mcp, "Do not start the MCP servers");
     check->callback([&ctx, timeout, offline, no_mcp] { run_check(ctx, *timeout, *offline, *no_mcp); });
+    add_config_edit_commands(*config, ctx);
 }
 
 }  // namespace rath::cli

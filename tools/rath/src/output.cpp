@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -60,6 +61,19 @@ std::string pad(std::string_view s, std::size_t width) {
     std::string out(s);
     if (out.size() < width) out.append(width - out.size(), ' ');
     return out;
+}
+
+bool is_secret_name(std::string_view name) {
+    std::string n(name);
+    for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (std::string_view word : {"key", "token", "secret", "password", "authorization", "credential"})
+        if (n.find(word) != std::string::npos) return true;
+    return false;
+}
+
+std::string mask_secret(std::string_view secret) {
+    if (secret.size() < 16) return "****";
+    return std::string(secret.substr(0, 3)) + "****" + std::string(secret.substr(secret.size() - 4));
 }
 
 }  // namespace rath::cli

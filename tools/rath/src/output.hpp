@@ -29,6 +29,12 @@ private:
 // cannot be written), or to stdout without one.
 void emit(const std::string& text, const std::optional<std::filesystem::path>& file);
 
+// A key or variable name that holds a credential (…key, …token, …secret, …password).
+[[nodiscard]] bool is_secret_name(std::string_view name);
+// Enough of a secret to tell two apart, never enough to use: the first 3 and last 4
+// characters of a long one, nothing of a short one.
+[[nodiscard]] std::string mask_secret(std::string_view secret);
+
 // `s` padded with spaces to `width` columns (counted in bytes: ids and dates are ASCII).
 [[nodiscard]] std::string pad(std::string_view s, std::size_t width);
 
