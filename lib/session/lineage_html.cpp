@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace rath::lineage {
@@ -38,26 +39,35 @@ void append_script_safe(std::string& out, std::string_view json) {
 }  // namespace
 
 std::string export_html_string(const SessionGraph& sessions, const HtmlOptions& options) {
+    // Sessions share rows by reference (a fork shares all of its parent's): each row
+    // goes into the page once and a session lists the indices of its own.
     boost::json::array rows;
+    std::unordered_map<const ChunkRow*, std::size_t> row_index;
+    boost::json::array nodes;
     std::unordered_set<std::string> seen;
     for (const auto& s : sessions) {
         if (!seen.insert(s.id()).second) continue;  // the first occurrence of an id wins
         boost::json::object node = session_to_jsonl_row(s);  // waits for a pending session
         boost::json::array transcript;
         for (const auto& row : s.chunks()) {
-            boost::json::object r;
-            r["kind"] = to_string(row->kind());
-            r["payload"] = row->payload();
-            transcript.emplace_back(std::move(r));
+            auto [it, added] = row_index.try_emplace(row.get(), rows.size());
+            if (added) {
+                boost::json::object r;
+                r["kind"] = to_string(row->kind());
+                r["payload"] = row->payload();
+                rows.emplace_back(std::move(r));
+            }
+            transcript.emplace_back(it->second);
         }
         node["rows"] = std::move(transcript);
-        rows.emplace_back(std::move(node));
+        nodes.emplace_back(std::move(node));
     }
     boost::json::object data;
     data["schema_version"] = 1;
     data["title"] = options.title;
     data["generator"] = "rath " + std::string(version());
-    data["sessions"] = std::move(rows);
+    data["rows"] = std::move(rows);
+    data["sessions"] = std::move(nodes);
 
     const std::string_view page = detail::lineage_viewer_template();
     const std::size_t at = page.find(data_marker);

@@ -72,9 +72,11 @@ struct HtmlOptions {
 };
 // One self-contained HTML page (no network fetches; opens from file://): the lineage
 // DAG laid out by generation, each session's transcript, usage and lineage extras on
-// click, search by id or text. The data sits in the page as JSON (each session's
-// session_to_jsonl_row plus its rows as {"kind", "payload"}), every '<' in it escaped,
-// so no transcript text can close the script block. Waits for pending sessions.
+// click, search by id or text. The data sits in the page as JSON, every '<' in it
+// escaped so that no transcript text can close the script block: {"schema_version": 1,
+// "title", "generator", "rows": [{"kind", "payload"}, ...] (each row once, however many
+// sessions share it), "sessions": [session_to_jsonl_row + "rows": [row index, ...]]}.
+// Waits for pending sessions.
 [[nodiscard]] std::string export_html_string(const SessionGraph& sessions, const HtmlOptions& options = {});
 // Creates parent directories. Throws PersistenceError when the file cannot be written.
 void export_html(const SessionGraph& sessions, const std::filesystem::path& path, const HtmlOptions& options = {});
