@@ -134,6 +134,15 @@ test(`the 10,000-session page is ready within ${budgetMs} ms, stays responsive a
   await clickNode(page, last.id);
   await page.locator('#detail-body').getByText('Finished task 9999: 2 words.').waitFor({ timeout: 5000 });
   await screenshot(page, 'big.png');
+
+  // Zoomed out to the whole graph every session is in view; a frame must still be quick.
+  await page.click('#zoom-fit');
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  const frame = await page.evaluate(() => ({ ms: window.rathViewer.lastFrameMs, nodes: window.rathViewer.lastFrameNodes }));
+  console.log(`zoomed out: ${frame.nodes} nodes drawn in ${frame.ms.toFixed(1)} ms`);
+  assert.ok(frame.nodes >= 10000, `only ${frame.nodes} nodes in view zoomed out`);
+  assert.ok(frame.ms < 500, `a zoomed-out frame took ${frame.ms} ms`);
+  await screenshot(page, 'big-zoomed-out.png');
   assert.deepEqual(problems, []);
   await page.close();
 });
