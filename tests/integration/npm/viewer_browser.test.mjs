@@ -85,6 +85,14 @@ test('the rath command export of example 02 loads cleanly and a node click shows
   await screenshot(page, 'example02.png');
   assert.deepEqual(problems, []);
   await page.close();
+
+  // The selection is kept in the address: opening #<id> shows that session at once.
+  const again = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await again.goto(pathToFileURL(file).href + '#' + example02Id);
+  await again.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+  assert.equal(await again.evaluate(() => window.rathViewer.selected), example02Id);
+  await again.locator('#detail-body').getByText('Paris, per the lookup tool.').waitFor({ timeout: 5000 });
+  await again.close();
 });
 
 test('the demo page draws its agent sessions, a click shows a tool round trip and search finds a session by id', async () => {
