@@ -2,7 +2,8 @@
 // `local` sandbox, against rath's fake OpenAI server over real HTTP. Each session asks
 // the model, the model calls the `word_count` tool, the tool writes its answer into
 // the session's sandbox workspace, and the model reports it. Then: a summary, and the
-// lineage graph exported to JSONL and Graphviz DOT (SVG when `dot` is installed).
+// lineage graph exported to JSONL, to one HTML page to explore in a browser, and to
+// Graphviz DOT (SVG when `dot` is installed).
 #include <rath/fake_llm/server.hpp>
 #include <rath/flow.hpp>
 #include <rath/session/graph.hpp>
@@ -129,9 +130,11 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(out_dir);
     auto graph = rath::session_registry().sessions();
     rath::lineage::export_jsonl(graph, out_dir / "lineage.jsonl");
+    rath::lineage::export_html(graph, out_dir / "lineage.html", {.title = "rath demo lineage"});
     std::vector<rath::Session> sample(graph.begin(), graph.begin() + std::min<std::size_t>(graph.size(), 16));
     rath::lineage::export_dot(sample, out_dir / "lineage_sample.dot");
     std::printf("\nlineage: %zu sessions -> %s\n", graph.size(), (out_dir / "lineage.jsonl").c_str());
+    std::printf("         viewer (open in a browser) -> %s\n", (out_dir / "lineage.html").c_str());
     std::printf("         first 16 as Graphviz -> %s\n", (out_dir / "lineage_sample.dot").c_str());
     std::string dot_cmd = "dot -Tsvg '" + (out_dir / "lineage_sample.dot").string() + "' -o '" +
                           (out_dir / "lineage_sample.svg").string() + "' 2>/dev/null";

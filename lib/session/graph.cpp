@@ -237,4 +237,8 @@ void export_dot(const SessionGraph& sessions, const std::filesystem::path& path,
     write_file(path, export_dot_string(sessions, options));
 }
 
+void export_html(const SessionGraph& sessions, const std::filesystem::path& path, const HtmlOptions& options) {
+    write_file(path, export_html_string(sessions, options));
+}
+
 }  // namespace rath::lineage

@@ -13,7 +13,7 @@ set(rath_example_checks
   "11_dynamic_selector|round 2 -> wrap-up and goodbye"
   "12_compile|Reachable provider models: \\['fake-model'\\].*  - billing.agent: model=fake-model memory=true.*  - router: selector.*caught: workflow pre-flight validation failed:\n  - agent 'billing.agent': unknown provider_kind='gemini'.*\n  - agent 'tech.agent': user tool 'run_shell_command' shadows a built-in system tool\n  - input session: unknown sandbox backend 'docker'.*validate\\(\\) problems: none .* ready to run.*Inside lifecycle: 4 agents ready \\(1 memory store held, refcount 2\\).*answer: Restart the router.*Resources released on exit \\(refcount 1\\).*store closed: true"
   "14_runtime_fanout|fan-out: 100000 coroutines"
-  "00_demo|sessions     200 \\(0 errors\\)")
+  "00_demo|sessions     200 \\(0 errors\\).*viewer \\(open in a browser\\) -> .*/lineage.html")
 foreach(check ${rath_example_checks})
   string(REPLACE "|" ";" parts "${check}")
   list(GET parts 0 example)

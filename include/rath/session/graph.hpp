@@ -2,11 +2,12 @@
 // The lineage graph (session.md §4.3-§4.4): edges are implied by each session's
 // ordered parent ids; a graph is any ordered collection of sessions (usually
 // session_registry().sessions()). Traversal orders are exactly the spec's; export is
-// the spec's JSONL plus Graphviz DOT.
+// the spec's JSONL plus Graphviz DOT and a self-contained HTML viewer.
 //
 // Thread safety: free functions over handles; call them from any thread. The JSONL
 // exports read each session's transcript and so wait for pending sessions (throwing
-// async::DeadlockError on a runtime io thread); the traversals and DOT never wait.
+// async::DeadlockError on a runtime io thread), as does the HTML export; the
+// traversals and DOT never wait.
 #include <rath/session.hpp>
 #include <rath/session/lineage_recorder.hpp>
 
@@ -65,5 +66,19 @@ struct DotOptions {
 // parent link; parents outside the graph are drawn dashed.
 [[nodiscard]] std::string export_dot_string(const SessionGraph& sessions, const DotOptions& options = {});
 void export_dot(const SessionGraph& sessions, const std::filesystem::path& path, const DotOptions& options = {});
+
+struct HtmlOptions {
+    std::string title = "rath lineage";  // the page title
+};
+// One self-contained HTML page (no network fetches; opens from file://): the lineage
+// DAG laid out by generation, each session's transcript, usage and lineage extras on
+// click, search by id or text. The data sits in the page as JSON, every '<' in it
+// escaped so that no transcript text can close the script block: {"schema_version": 1,
+// "title", "generator", "rows": [{"kind", "payload"}, ...] (each row once, however many
+// sessions share it), "sessions": [session_to_jsonl_row + "rows": [row index, ...]]}.
+// Waits for pending sessions.
+[[nodiscard]] std::string export_html_string(const SessionGraph& sessions, const HtmlOptions& options = {});
+// Creates parent directories. Throws PersistenceError when the file cannot be written.
+void export_html(const SessionGraph& sessions, const std::filesystem::path& path, const HtmlOptions& options = {});
 
 }  // namespace rath::lineage

@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "output.hpp"
 #include "store.hpp"
+#include "viewer.hpp"
 
 #include <rath/session/graph.hpp>
 
@@ -43,7 +44,14 @@ void run_graph_export(const Context& ctx, const std::optional<std::string>& root
             if (keep.contains(s.id())) sub.push_back(s);
         graph = std::move(sub);
     }
-    emit(format == "dot" ? lineage::export_dot_string(graph) : lineage::export_jsonl_string(graph), out);
+    if (format == "dot")
+        emit(lineage::export_dot_string(graph), out);
+    else if (format == "svg")
+        emit(render_svg(lineage::export_dot_string(graph)), out);
+    else if (format == "html")
+        emit(render_html(graph, root ? "rath lineage from " + *root : "rath lineage of " + dir.string()), out);
+    else
+        emit(lineage::export_jsonl_string(graph), out);
 }
 
 }  // namespace
@@ -56,9 +64,11 @@ void add_graph_command(CLI::App& app, Context& ctx) {
     auto out = std::make_shared<std::optional<fs::path>>();
     auto* exp = graph->add_subcommand(
         "export", "Export the graph: one JSONL row per session (id, parents, operator, kind, extras, chunk count, "
-                  "usage) or a Graphviz digraph");
+                  "usage), a Graphviz digraph, SVG drawn by Graphviz's dot, or one self-contained HTML lineage viewer");
     exp->add_option("--root", *root, "Only this session (id or unique prefix) and its descendants");
-    exp->add_option("--format,-f", *format, "jsonl or dot")->check(CLI::IsMember({"jsonl", "dot"}))->capture_default_str();
+    exp->add_option("--format,-f", *format, "jsonl, dot, svg (needs Graphviz's dot on PATH) or html")
+        ->check(CLI::IsMember({"jsonl", "dot", "svg", "html"}))
+        ->capture_default_str();
     exp->add_option("--output,-o", *out, "Write to this file instead of stdout");
     exp->callback([&ctx, root, format, out] { run_graph_export(ctx, *root, *format, *out); });
 }

@@ -4,6 +4,7 @@
 #include "output.hpp"
 #include "render.hpp"
 #include "store.hpp"
+#include "viewer.hpp"
 
 #include <rath/session/persistence/paths.hpp>
 #include <rath/session/persistence/records.hpp>
@@ -77,7 +78,10 @@ void run_show(const Context& ctx, const std::string& id) {
 void run_export(const Context& ctx, const std::string& id, const std::string& format,
                 const std::optional<fs::path>& out) {
     auto s = load_session(ctx.sessions_dir(), id);
-    emit(format == "md" ? render_markdown(s) : render_jsonl(s), out);
+    if (format == "html")
+        emit(render_html({s.to_session()}, "rath session " + s.header.id), out);
+    else
+        emit(format == "md" ? render_markdown(s) : render_jsonl(s), out);
 }
 
 // Follows the session's file: the rows so far, then each row as it is written, until the
@@ -223,10 +227,11 @@ void add_sessions_command(CLI::App& app, Context& ctx) {
 
     auto format = std::make_shared<std::string>("jsonl");
     auto out = std::make_shared<std::optional<fs::path>>();
-    auto* exp = sessions->add_subcommand("export", "Write a session as JSONL records or as Markdown");
+    auto* exp = sessions->add_subcommand("export", "Write a session as JSONL records, Markdown or an HTML page");
     exp->add_option("id", *id, "Session id, unique id prefix, or path of a .jsonl file")->required();
-    exp->add_option("--format,-f", *format, "jsonl (the persisted records) or md (Markdown)")
-        ->check(CLI::IsMember({"jsonl", "md"}))
+    exp->add_option("--format,-f", *format,
+                    "jsonl (the persisted records), md (Markdown) or html (the lineage viewer, this session only)")
+        ->check(CLI::IsMember({"jsonl", "md", "html"}))
         ->capture_default_str();
     exp->add_option("--output,-o", *out, "Write to this file instead of stdout");
     exp->callback([&ctx, id, format, out] { run_export(ctx, *id, *format, *out); });
