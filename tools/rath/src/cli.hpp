@@ -39,5 +39,8 @@ struct Context {
 void add_sessions_command(CLI::App& app, Context& ctx);
 void add_graph_command(CLI::App& app, Context& ctx);
 void add_config_command(CLI::App& app, Context& ctx);
+void add_replay_command(CLI::App& app, Context& ctx);
+// `resume` under the `sessions` subcommand.
+void add_resume_command(CLI::App& sessions, Context& ctx);
 
 }  // namespace rath::cli
