@@ -128,8 +128,11 @@ TEST_CASE("a replay after a recorded response was edited reports the first diver
     CHECK(r.exit_code == 1);
     CHECK(contains(r.out, "DIVERGED (request, model call 1, transcript row 1): request 1 differs from the recorded one"));
     CHECK(contains(r.out, "at messages[2].tool_calls[0].function.arguments:"));
-    CHECK(contains(r.out, R"(- recorded: ..."t\":\"count these words please\"}")"));
-    CHECK(contains(r.out, R"(+ replayed: ..."t\":\"count these words\"}")"));
+    CHECK(contains(r.out, "strings differ from character 26 on (recorded 35 bytes, replayed 28 bytes)"));
+    CHECK(contains(r.out, R"(- recorded: "{\"text\":\"count these words please\"}")"));
+    CHECK(contains(r.out, R"(+ replayed: "{\"text\":\"count these words\"}")"));
+    // The call with other arguments has no recorded result: its row differs next.
+    CHECK(contains(r.out, "at messages[3].content:"));
 
     auto j = rath_cli({"--json", "replay", transcript.string()});
     CHECK(j.exit_code == 1);
