@@ -174,30 +174,22 @@ std::string arguments_key(std::string_view name, std::string_view arguments) {
     return key;
 }
 
-// A tool of the program's own: the replay cannot run its C++ body, so each call is
-// answered with the recorded result of the same call (name and arguments), in order.
-class RecordedTool final : public tool::FlowToolCall {
+// The recorded results of the run's tool calls, by call (name and arguments), in order.
+class RecordedResults {
 public:
-    RecordedTool(std::string name, std::optional<std::string> description, json::object parameters)
-        : FlowToolCall(std::move(name), std::move(description), std::move(parameters)) {}
-
-    void add_result(std::string key, std::string content) {
+    void add(std::string key, std::string content) {
         std::lock_guard lk(mu_);
         results_[std::move(key)].push_back(std::move(content));
     }
-    std::string next_result(const json::object& arguments) {
+    std::string next(const std::string& name, const json::object& arguments) {
         std::lock_guard lk(mu_);
-        auto it = results_.find(name() + "\n" + json::serialize(arguments));
+        auto it = results_.find(name + "\n" + json::serialize(arguments));
         if (it == results_.end() || it->second.empty())
-            throw ReplayError("the recording has no result for this call of '" + name() + "' with arguments " +
+            throw ReplayError("the recording has no result for this call of '" + name + "' with arguments " +
                               json::serialize(arguments));
         std::string r = std::move(it->second.front());
         it->second.pop_front();
         return r;
-    }
-
-    boost::asio::awaitable<tool::ToolReturn> async_call(Session, json::object) override {
-        throw std::logic_error("a recorded tool is answered by the replay executor, never called");
     }
 
 private:
@@ -205,10 +197,23 @@ private:
     std::map<std::string, std::deque<std::string>> results_;
 };
 
+// A tool of the program's own in the replay's tool table: the replay cannot run its
+// C++ body, so the executor answers its calls from the recording instead.
+class RecordedTool final : public tool::FlowToolCall {
+public:
+    using FlowToolCall::FlowToolCall;
+    boost::asio::awaitable<tool::ToolReturn> async_call(Session, json::object) override {
+        throw std::logic_error("a recorded tool is answered by the replay executor, never called");
+    }
+};
+
 struct ReplayState {
     llm::Recording recording;
     const persistence::PersistedSession* original = nullptr;
     std::size_t agent_rows = 0;
+    RecordedResults results;
+    // The built-ins run again on a local sandbox (or none); a remote one is gone by now.
+    bool rerun_builtins = true;
 
     std::mutex mu;
     std::size_t calls_made = 0;
@@ -324,12 +329,12 @@ private:
     }
     boost::asio::awaitable<std::string> do_dispatch_tool(Session out, tool::FlowToolPtr tool,
                                                          json::object arguments) override {
-        if (auto* recorded = dynamic_cast<RecordedTool*>(tool.get())) {
+        if (dynamic_cast<RecordedTool*>(tool.get()) || !st_->rerun_builtins) {
             {
                 std::lock_guard lk(st_->mu);
                 st_->recorded_tools.insert(tool->name());
             }
-            return ready(recorded->next_result(arguments));
+            return ready(st_->results.next(tool->name(), arguments));
         }
         {
             std::lock_guard lk(st_->mu);
@@ -364,9 +369,10 @@ std::vector<std::string> split_lines(const std::string& text) {
     return out;
 }
 
-// The user tools of the recording, each holding the recorded results of its calls.
-tool::ToolSet recorded_tools(const llm::RecordingConfig& config, const persistence::PersistedSession& original) {
-    std::map<std::string, std::shared_ptr<RecordedTool>> by_name;
+// The user tools of the recording; the recorded result of every tool call goes to
+// `results`.
+tool::ToolSet recorded_tools(const llm::RecordingConfig& config, const persistence::PersistedSession& original,
+                             RecordedResults& results) {
     std::vector<tool::FlowToolPtr> tools;
     for (const auto& name : config.user_tools) {
         const llm::FunctionTool* schema = nullptr;
@@ -374,7 +380,6 @@ tool::ToolSet recorded_tools(const llm::RecordingConfig& config, const persisten
             if (t.name == name) schema = &t;
         auto t = std::make_shared<RecordedTool>(name, schema ? schema->description : std::nullopt,
                                                 schema ? schema->parameters : json::object{});
-        by_name.emplace(name, t);
         tools.push_back(std::move(t));
     }
     // Each call's key (name and arguments) from the assistant row that made it, and its
@@ -406,12 +411,11 @@ tool::ToolSet recorded_tools(const llm::RecordingConfig& config, const persisten
             auto name = p.find("name");
             auto content = p.find("content");
             if (id == p.end() || !id->value().is_string() || name == p.end() || !name->value().is_string()) continue;
-            auto tool = by_name.find(std::string(name->value().get_string()));
             auto key = call_keys.find(std::string(id->value().get_string()));
-            if (tool == by_name.end() || key == call_keys.end()) continue;
-            tool->second->add_result(key->second, content != p.end() && content->value().is_string()
-                                                      ? std::string(content->value().get_string())
-                                                      : std::string());
+            if (key == call_keys.end()) continue;
+            results.add(key->second, content != p.end() && content->value().is_string()
+                                         ? std::string(content->value().get_string())
+                                         : std::string());
         }
     }
     return tool::ToolSet(std::move(tools));
@@ -555,7 +559,8 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
     fs::create_directories(out_dir);
     LoopOptions lo;
     lo.provider = provider;
-    lo.tools = recorded_tools(config, original);
+    lo.tools = recorded_tools(config, original, st->results);
+    st->rerun_builtins = !original.header.sandbox_backend || *original.header.sandbox_backend == "local";
     lo.executor = std::make_shared<ReplayExecutor>(st, client);
     lo.max_tool_rounds = config.max_tool_rounds;
     lo.persist_path = out_dir;

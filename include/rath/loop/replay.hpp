@@ -2,10 +2,12 @@
 // Deterministic replay of a recorded agent run (llm/recording.hpp): the persisted
 // session's loop runs again, offline, from its recording. A replay chat client serves
 // the recorded responses in order and compares each request the loop now builds with
-// the recorded one; the built-in sandbox tools run again and their results meet the
-// recorded ones in the next request; a tool of the program's own (a C++ function the
-// replay cannot run) answers with its recorded result, and the report lists it. The
-// replayed transcript is persisted and compared with the original record by record.
+// the recorded one; the built-in sandbox tools run again (on a fresh sandbox of the
+// session's local backend) and their results meet the recorded ones in the next
+// request; a tool the replay cannot run answers with its recorded result, and the
+// report lists it: a tool of the program's own (a C++ function), and the built-ins of
+// a session whose sandbox was remote (opensandbox: gone with its run). The replayed
+// transcript is persisted and compared with the original record by record.
 //
 // Thread safety: replay_session may run from any thread but a runtime's io thread (it
 // blocks: file I/O and the loop). Errors: PersistenceError for a transcript that does
@@ -89,7 +91,7 @@ struct ReplayOptions {
     // The recording; default: the one beside the transcript (persistence::recording_path_for).
     std::optional<std::filesystem::path> recording{};
     // Where the replayed transcript is written (created if needed); default: a fresh
-    // directory under the system temp directory.
+    // directory under the system temp directory (left in place: the report names it).
     std::optional<std::filesystem::path> output_dir{};
     async::Runtime* runtime = nullptr;  // default: Runtime::default_runtime()
 };

@@ -227,7 +227,8 @@ void add_replay_command(CLI::App& app, Context& ctx) {
     cmd->footer(
         "FILE is a persisted transcript (<id>.jsonl), its recording (<id>.llm.jsonl) or a session id in the sessions\n"
         "directory. Sessions are recorded when run with LoopOptions::record_llm or OPENRATH_RECORD_LLM=1.\n"
-        "Built-in sandbox tools run again; the program's own tools answer with their recorded results.");
+        "Built-in sandbox tools run again on a fresh local sandbox; the program's own tools, and the built-ins\n"
+        "of a session whose sandbox was remote, answer with their recorded results (the report lists them).");
     cmd->add_option("file", args->file, "Transcript, recording or session id")->required();
     cmd->add_option("--out", args->out, "Keep the replayed transcript in this directory (default: a temp dir, removed)");
     cmd->callback([&ctx, args] { run_replay(ctx, *args); });
