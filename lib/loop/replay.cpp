@@ -560,7 +560,11 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
     LoopOptions lo;
     lo.provider = provider;
     lo.tools = recorded_tools(config, original, st->results);
-    st->rerun_builtins = !original.header.sandbox_backend || *original.header.sandbox_backend == "local";
+    // A fresh local workspace only: a replay never runs commands in a directory of the
+    // user's (a spec's working_dir) nor needs a remote sandbox that went with its run.
+    const auto& spec = original.header.sandbox_spec;
+    st->rerun_builtins = !original.header.sandbox_backend ||
+                         (*original.header.sandbox_backend == "local" && !(spec && spec->working_dir));
     lo.executor = std::make_shared<ReplayExecutor>(st, client);
     lo.max_tool_rounds = config.max_tool_rounds;
     lo.persist_path = out_dir;
@@ -576,7 +580,10 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
     } catch (const std::exception& e) {
         ReplayDivergence d;
         d.kind = DivergenceKind::failed;
-        d.call = st->calls_made;
+        {
+            std::lock_guard lk(st->mu);
+            d.call = st->calls_made;
+        }
         d.summary = std::string("the replayed loop failed: ") + e.what();
         st->diverge(std::move(d));
     }

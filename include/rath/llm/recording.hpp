@@ -22,6 +22,7 @@
 #include <rath/error.hpp>
 #include <rath/llm/chat_client.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 

@@ -2,11 +2,12 @@
 // Deterministic replay of a recorded agent run (llm/recording.hpp): the persisted
 // session's loop runs again, offline, from its recording. A replay chat client serves
 // the recorded responses in order and compares each request the loop now builds with
-// the recorded one; the built-in sandbox tools run again (on a fresh sandbox of the
-// session's local backend) and their results meet the recorded ones in the next
-// request; a tool the replay cannot run answers with its recorded result, and the
-// report lists it: a tool of the program's own (a C++ function), and the built-ins of
-// a session whose sandbox was remote (opensandbox: gone with its run). The replayed
+// the recorded one; the built-in sandbox tools run again (on a fresh workspace of the
+// local backend) and their results meet the recorded ones in the next request; a tool
+// the replay cannot or must not run answers with its recorded result, and the report
+// lists it: a tool of the program's own (a C++ function), and the built-ins of a
+// session whose sandbox was remote (opensandbox: gone with its run) or a local one
+// with a working_dir of the user's (a replay never runs commands there). The replayed
 // transcript is persisted and compared with the original record by record.
 //
 // Thread safety: replay_session may run from any thread but a runtime's io thread (it
