@@ -49,14 +49,14 @@ std::string read(const fs::path& p) {
     return os.str();
 }
 
-// One recorded run in `dir`; returns its transcript's path.
-fs::path record(const fs::path& dir, const rath::fake_llm::Server& server) {
+// One run in `dir` (recorded unless `recorded` is false); returns its transcript's path.
+fs::path record(const fs::path& dir, const rath::fake_llm::Server& server, bool recorded = true) {
     rath::llm::Provider provider;
     provider.base_url = server.base_url();
     provider.api_key = "sk-fake";
     provider.model = "fake-model";
     rath::LoopOptions o{.provider = provider, .tools = {word_count_tool()}, .persist_path = dir};
-    o.record_llm = true;
+    o.record_llm = recorded;
     Session out = rath::run_session_loop(Session::from_user_message("count these words please"),
                                          Session::from_agent_prompt("You count words."), o);
     out.synchronize();
@@ -201,6 +201,26 @@ TEST_CASE("sessions resume continues a recorded session with its agent configura
 
     auto listed = rath_cli({"--dir", dir.path().string(), "--json", "sessions", "list"});
     CHECK(json::parse(listed.out).as_array().size() == 2);
+}
+
+TEST_CASE("sessions resume of a session without a recording continues it with the built-in tools and says so") {
+    rath::fake_llm::Server server;
+    server.start();
+    rath::test::TempDir dir;
+    const fs::path transcript = record(dir.path(), server, false);
+    REQUIRE_FALSE(fs::exists(rath::persistence::recording_path_for(transcript)));
+    const fs::path cfg = dir.path() / "config.json";
+    std::ofstream(cfg) << json::serialize(json::object{
+        {"llm",
+         {{"default_provider", "fake"},
+          {"providers", {{"fake", {{"provider_kind", "openai"}, {"model", "fake-model"}, {"api_key", "sk-fake"}}}}}}}});
+    auto r = rath_cli({"--dir", dir.path().string(), "--config", cfg.string(), "sessions", "resume",
+                       transcript.stem().string(), "--message", "one more", "--base-url", server.base_url()});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.err, "has no recording"));
+    CHECK(contains(r.out, "resumed " + transcript.stem().string() + " as "));
+    CHECK(contains(r.out, "(8 rows, 4 new)"));
 }
 
 }  // TEST_SUITE
