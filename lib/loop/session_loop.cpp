@@ -30,6 +30,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <span>
@@ -82,8 +83,9 @@ bool recording_requested(const LoopOptions& opt) {
     if (opt.record_llm) return true;
     const char* env = std::getenv("OPENRATH_RECORD_LLM");
     if (!env) return false;
-    const std::string_view v(env);
-    return v == "1" || v == "true" || v == "yes" || v == "on" || v == "TRUE" || v == "True";
+    std::string v(env);
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return v == "1" || v == "true" || v == "yes" || v == "on";
 }
 
 // The recording lines of a run's model calls, from the recording client (on the thread

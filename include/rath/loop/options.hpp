@@ -44,8 +44,9 @@ struct LoopOptions {
     // Record every model call of the run (llm/recording.hpp) in <transcript
     // stem>.llm.jsonl beside the persisted transcript, for `rath replay` and `rath
     // sessions resume`; implies persist. Also on for every run when the environment
-    // variable OPENRATH_RECORD_LLM is 1, true, yes or on. Recorded through the loop's
-    // chat client: a run with a custom executor records nothing (a warning says so).
+    // variable OPENRATH_RECORD_LLM is 1, true, yes or on (any case). Recorded through
+    // the loop's chat client: a run with a custom executor records nothing (a warning
+    // says so).
     bool record_llm = false;
     // The JSONL file of each run (default <sessions>/<id>.jsonl), for the output
     // session's id: "{session_id}" in it is replaced by the id, and a directory
