@@ -10,4 +10,5 @@
 #include <rath/flow/sequential.hpp>
 #include <rath/flow/workflow.hpp>
 #include <rath/loop/session_compress.hpp>
+#include <rath/loop/replay.hpp>
 #include <rath/loop/session_loop.hpp>

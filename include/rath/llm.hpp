@@ -8,6 +8,7 @@
 #include <rath/llm/message.hpp>
 #include <rath/llm/openai_client.hpp>
 #include <rath/llm/provider.hpp>
+#include <rath/llm/recording.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/llm/request.hpp>
 #include <rath/llm/response.hpp>

@@ -12,7 +12,7 @@ namespace {
 using K = EnvKind;
 
 // Sorted by name (declared_env() promises it; a test checks it).
-constexpr std::array<EnvVar, 27> table{{
+constexpr std::array<EnvVar, 28> table{{
     {"ANTHROPIC_API_KEY", K::secret, "Anthropic key when the provider entry has none", ""},
     {"ANTHROPIC_BASE_URL", K::routing, "Anthropic endpoint", "https://api.anthropic.com"},
     {"ANTHROPIC_DEFAULT_MODEL", K::routing, "Anthropic model when neither request nor provider names one", ""},
@@ -35,6 +35,7 @@ constexpr std::array<EnvVar, 27> table{{
     {"OPENAI_PROJECT_ID", K::routing, "OpenAI-Project header", ""},
     {"OPENRATH_HOME", K::routing, "config directory (config.json, credentials.json, sessions/)",
      "./.openrath if present, else ~/.openrath"},
+    {"OPENRATH_RECORD_LLM", K::flag, "record each agent run's model calls beside its transcript (rath replay)", ""},
     {"OPENSANDBOX_DOMAIN", K::routing, "OpenSandbox server (legacy spelling of OPEN_SANDBOX_DOMAIN)", ""},
     {"OPEN_SANDBOX_API_KEY", K::secret, "OpenSandbox lifecycle API key", ""},
     {"OPEN_SANDBOX_DOMAIN", K::routing, "OpenSandbox server host[:port] or URL", ""},

@@ -8,13 +8,16 @@
 #include <rath/async/settled.hpp>
 #include <rath/async/task_group.hpp>
 #include <rath/async/this_thread.hpp>
+#include <rath/config/env.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/llm/error.hpp>
+#include <rath/llm/recording.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/loop/loop_step.hpp>
 #include <rath/loop/observer.hpp>
 #include <rath/log.hpp>
 #include <rath/session/persistence/async_writer.hpp>
+#include <rath/session/persistence/records.hpp>
 #include <rath/session/registry.hpp>
 #include <rath/tool/dispatch.hpp>
 #include <rath/tool/serialize.hpp>
@@ -28,8 +31,13 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
 #include <span>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 namespace rath {
 
@@ -71,12 +79,30 @@ struct LoopRun {
     std::optional<std::chrono::steady_clock::time_point> deadline{};
 };
 
+// LoopOptions::record_llm, or OPENRATH_RECORD_LLM set to a true word.
+bool recording_requested(const LoopOptions& opt) { return opt.record_llm || config::env_flag("OPENRATH_RECORD_LLM"); }
+
+// The recording lines of a run's model calls, from the recording client (on the thread
+// that completed the call) to the loop, which queues them on the session's writer.
+struct RecordedLines {
+    std::mutex mu;
+    std::vector<std::string> lines;
+    std::string provider_kind;
+    std::string model;
+
+    std::vector<std::string> take() {
+        std::lock_guard lk(mu);
+        return std::exchange(lines, {});
+    }
+};
+
 // What a run needs before its first step; throws what makes the run impossible (a tool
 // name conflict, an unknown provider kind, on_event with a custom executor) before any
 // file is written.
 struct Prepared {
     std::shared_ptr<LoopExecutor> exec;
     const tool::ToolTable* table = nullptr;
+    std::shared_ptr<RecordedLines> recorded{};  // set when the run records its model calls
 };
 
 Prepared prepare(const LoopRun& run) {
@@ -88,11 +114,48 @@ Prepared prepare(const LoopRun& run) {
         throw std::invalid_argument(
             "on_event with a custom executor is not supported; wire streaming inside your executor's "
             "async_complete instead.");
+    const bool record = recording_requested(opt);
+    if (p.exec && record)
+        log_warning("record_llm: session " + run.out.id() +
+                    " runs with a custom executor, whose model calls cannot be recorded; nothing is recorded");
     if (!p.exec) {
         std::shared_ptr<llm::ChatClient> client = opt.client ? opt.client : llm::chat_client_for(opt.provider);
+        if (record) {
+            auto lines = std::make_shared<RecordedLines>();
+            lines->provider_kind = std::string(client->kind());
+            lines->model = opt.provider.model ? *opt.provider.model : client->provider().model.value_or(std::string());
+            client = std::make_shared<llm::RecordingChatClient>(std::move(client), [lines](llm::RecordedCall call) {
+                std::string line = persistence::record_line(llm::call_to_json(call));
+                std::lock_guard lk(lines->mu);
+                lines->lines.push_back(std::move(line));
+            });
+            p.recorded = std::move(lines);
+        }
         p.exec = std::make_shared<DefaultExecutor>(std::move(client), &opt.on_event);
     }
     return p;
+}
+
+// The recording's first record: what a replay or a resume runs the loop with again.
+std::string recording_config_line(const LoopRun& run, const Prepared& p, const LoopStepConfig& c) {
+    llm::RecordingConfig rc;
+    rc.session_id = run.out.id();
+    rc.provider_kind = p.recorded->provider_kind;
+    rc.model = p.recorded->model;
+    rc.sampling = llm::sampling_to_json(run.opt->provider);
+    if (c.agent_rows)
+        for (const auto& row : *c.agent_rows)
+            rc.agent_rows.push_back(json::object{{"kind", to_string(row->kind())}, {"payload", row->payload()}});
+    rc.seed_rows = c.seed.size();
+    rc.tools = c.schemas.tools();
+    for (const auto& t : run.opt->tools) rc.user_tools.push_back(t->name());
+    rc.max_tool_rounds = c.max_tool_rounds;
+    return persistence::record_line(llm::config_to_json(rc));
+}
+
+// Queues the recording lines of the calls made since the last time.
+asio::awaitable<void> persist_recorded(persistence::AsyncSessionWriter& writer, RecordedLines& recorded) {
+    for (auto& line : recorded.take()) co_await writer.async_enqueue_recording(std::move(line));
 }
 
 // The schemas may come from a custom executor, whose errors are the loop's (the file,
@@ -221,9 +284,10 @@ asio::awaitable<void> dispatch_batch(async::Runtime& rt, LoopExecutor& exec, con
     co_await group.async_join();
 }
 
-asio::awaitable<persistence::AsyncSessionWriter> open_writer(const LoopRun& run) {
+asio::awaitable<persistence::AsyncSessionWriter> open_writer(const LoopRun& run, bool record_llm) {
     const LoopOptions& opt = *run.opt;
     persistence::AsyncWriterOptions wo;
+    wo.writer.record_llm = record_llm;
     if (opt.persist_path) wo.writer.path = *opt.persist_path;
     wo.writer.sandbox_handle_id = opt.sandbox_handle_id;
     wo.runtime = opt.runtime;
@@ -300,19 +364,23 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopRun> run) {
     const LoopOptions& opt = *run->opt;
     Prepared prep = prepare(*run);
     std::optional<persistence::AsyncSessionWriter> writer;
-    if (opt.persist || opt.persist_path) writer.emplace(co_await open_writer(*run));
+    const bool recording = prep.recorded != nullptr;
+    if (opt.persist || opt.persist_path || recording) writer.emplace(co_await open_writer(*run, recording));
 
     async::Runtime& rt = opt.runtime ? *opt.runtime : async::Runtime::default_runtime();
     const ChunkTable agent_rows = detail::SessionAccess::raw_chunks(run->agent);
     std::optional<LoopStep> step;
     std::exception_ptr failure;
     try {
-        step.emplace(step_config(*run, prep, agent_rows));
+        LoopStepConfig config = step_config(*run, prep, agent_rows);
+        if (recording) co_await writer->async_enqueue_recording(recording_config_line(*run, prep, config));
+        step.emplace(std::move(config));
         for (bool more = true; more;) {
             stop_if_cancelled(*run);
             const LoopAction action = step->resume();
             if (action == LoopAction::call_model) {
                 co_await call_model(*prep.exec, *step, opt);
+                if (recording) co_await persist_recorded(*writer, *prep.recorded);
             } else if (action == LoopAction::dispatch_tools) {
                 co_await dispatch_batch(rt, *prep.exec, run->out, step->tool_batch(), opt.observer.get());
             } else if (action == LoopAction::publish_rows) {

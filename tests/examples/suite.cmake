@@ -56,3 +56,22 @@ if(TARGET 13_agent_service)
   rath_add_test_suite(examples LABELS "examples" LIBS rath::fake_llm TIMEOUT 300)
   add_dependencies(test_examples 13_agent_service 01_hello_agent)
 endif()
+
+# rath replay of every session the model-calling examples record (OPENRATH_RECORD_LLM=1):
+# each must replay without divergence (examples/replay_examples.cmake).
+if(TARGET rath)
+  set(rath_replay_examples)
+  foreach(example 01_hello_agent 03_sandbox_backend 05_custom_tool 07_streaming 09_memory 10_provider_variation
+                  11_dynamic_selector 12_compile)
+    if(TARGET ${example})
+      list(APPEND rath_replay_examples $<TARGET_FILE:${example}>)
+    endif()
+  endforeach()
+  if(rath_replay_examples)
+    string(JOIN "|" rath_replay_examples ${rath_replay_examples})
+    add_test(NAME examples_replay
+      COMMAND ${CMAKE_COMMAND} "-DEXAMPLES=${rath_replay_examples}" -DRATH=$<TARGET_FILE:rath>
+              -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/replay -P ${CMAKE_CURRENT_SOURCE_DIR}/examples/replay_examples.cmake)
+    set_tests_properties(examples_replay PROPERTIES TIMEOUT 900 LABELS "examples;cli")
+  endif()
+endif()

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
     rath::cli::add_sessions_command(app, ctx);
     rath::cli::add_graph_command(app, ctx);
     rath::cli::add_config_command(app, ctx);
+    rath::cli::add_replay_command(app, ctx);
+    rath::cli::add_resume_command(*app.get_subcommand("sessions"), ctx);
     rath::cli::add_serve_commands(app);
 
     // The library's own warnings (a skipped file, ...) are reported by the commands.

@@ -41,6 +41,13 @@ struct LoopOptions {
     int max_tool_rounds = 64;                   // bounds LLM calls
     StreamCallback on_event{};                  // streaming deltas, on a runtime thread
     bool persist = false;                       // write through the JSONL writer
+    // Record every model call of the run (llm/recording.hpp) in <transcript
+    // stem>.llm.jsonl beside the persisted transcript, for `rath replay` and `rath
+    // sessions resume`; implies persist. Also on for every run when the environment
+    // variable OPENRATH_RECORD_LLM is 1, true, yes or on (any case). Recorded through
+    // the loop's chat client: a run with a custom executor records nothing (a warning
+    // says so).
+    bool record_llm = false;
     // The JSONL file of each run (default <sessions>/<id>.jsonl), for the output
     // session's id: "{session_id}" in it is replaced by the id, and a directory
     // (existing, or written with a trailing '/') holds <id>.jsonl. A fixed file is one

@@ -15,7 +15,8 @@ namespace {
 
 struct Item {
     std::size_t index = 0;
-    ChunkRowPtr row;
+    ChunkRowPtr row;                       // a chunk record, or
+    std::optional<std::string> recording;  // a line of the model-call recording
     std::optional<async::Lazy<void>> ack;
 };
 
@@ -101,9 +102,14 @@ boost::asio::awaitable<void> drain_loop(std::shared_ptr<Core> c) {
         std::exception_ptr err;
         try {
             // A named job, not a lambda temporary in the co_await (GCC 12, see async_blocking).
-            auto job = [c, index = item.index, row = item.row] { c->writer->write_chunk(index, *row); };
-            co_await rath::async::Runtime::async_blocking(pool, std::move(job));
-            c->written.fetch_add(1, std::memory_order_relaxed);
+            if (item.recording) {
+                auto job = [c, line = std::move(*item.recording)] { c->writer->write_recording(line); };
+                co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+            } else {
+                auto job = [c, index = item.index, row = item.row] { c->writer->write_chunk(index, *row); };
+                co_await rath::async::Runtime::async_blocking(pool, std::move(job));
+                c->written.fetch_add(1, std::memory_order_relaxed);
+            }
         } catch (...) {
             err = std::current_exception();
             std::lock_guard lk(c->mu);
@@ -209,6 +215,13 @@ boost::asio::awaitable<void> AsyncSessionWriter::async_write_chunk(std::size_t i
     item.ack = ack;
     co_await enqueue(core, std::move(item));
     co_await ack.async_get();
+}
+
+boost::asio::awaitable<void> AsyncSessionWriter::async_enqueue_recording(std::string line) {
+    auto core = st_->core;
+    Item item;
+    item.recording = std::move(line);
+    co_await enqueue(core, std::move(item));
 }
 
 boost::asio::awaitable<void> AsyncSessionWriter::async_close() {

@@ -464,6 +464,7 @@ std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& opt
         std::error_code fec;
         if (!e.is_regular_file(fec)) continue;
         std::string name = e.path().filename().string();
+        if (is_recording_path(e.path())) continue;  // a model-call recording, not a transcript
         if (ends_with(name, session_file_suffix) || ends_with(name, session_partial_suffix)) files.push_back(e.path());
     }
     std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
@@ -490,6 +491,7 @@ bool delete_session(std::string_view session_id, std::optional<fs::path> path) {
     fs::path target = path ? *path : session_file_path(session_id);
     if (fs::remove(target, ec)) removed = true;
     if (!path && fs::remove(session_partial_path(session_id), ec)) removed = true;
+    fs::remove(recording_path_for(target), ec);  // its recording goes with it
     return removed;
 }
 

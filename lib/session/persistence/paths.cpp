@@ -71,4 +71,19 @@ fs::path partial_path_for(const fs::path& final_path) {
     return final_path.parent_path() / (final_path.filename().string() + std::string(partial_suffix));
 }
 
+namespace {
+bool has_suffix(const std::string& s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+fs::path recording_path_for(const fs::path& transcript) {
+    std::string name = transcript.filename().string();
+    if (has_suffix(name, partial_suffix)) name.resize(name.size() - partial_suffix.size());
+    if (has_suffix(name, session_file_suffix)) name.resize(name.size() - session_file_suffix.size());
+    return transcript.parent_path() / (name + std::string(recording_suffix));
+}
+
+bool is_recording_path(const fs::path& path) { return has_suffix(path.filename().string(), recording_suffix); }
+
 }  // namespace rath::persistence

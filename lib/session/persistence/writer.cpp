@@ -25,6 +25,22 @@ std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// The whole line, retried on short writes and EINTR.
+void write_all(int fd, const std::string& line, const fs::path& path) {
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            throw PersistenceError("failed to write to " + quoted(path) + ": " + errno_text(e), path.string());
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
 // The final paths open writers of this process hold, and whose session holds each.
 // flock alone cannot name the other writer, and two runs that share a persist_path
 // deserve to be told how to give each its own file.
@@ -110,6 +126,15 @@ void SessionWriter::open_file() {
     }
     try {
         write_line(record_line(make_header_record(session_, options_.sandbox_handle_id, iso_utc_now())));
+        if (options_.record_llm) {
+            recording_ = recording_path_for(final_);
+            recording_fd_ = ::open(recording_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+            if (recording_fd_ < 0) {
+                int e = errno;
+                throw PersistenceError("cannot open " + quoted(recording_) + " for writing: " + errno_text(e),
+                                       recording_.string());
+            }
+        }
     } catch (...) {
         release_fd();
         finished_ = true;
@@ -158,7 +183,20 @@ void SessionWriter::write_chunk(std::size_t index, const ChunkRow& row) {
     ++chunks_written_;
 }
 
+void SessionWriter::write_recording(const std::string& line) {
+    if (!options_.record_llm)
+        throw PersistenceError("SessionWriter(" + final_.string() + ") was opened without record_llm", final_.string());
+    if (finished_ || recording_fd_ < 0)
+        throw PersistenceError("SessionWriter(" + final_.string() + ") is closed; cannot append to its recording",
+                               recording_.string());
+    write_all(recording_fd_, line, recording_);
+}
+
 void SessionWriter::release_fd() noexcept {
+    if (recording_fd_ >= 0) {
+        ::close(recording_fd_);
+        recording_fd_ = -1;
+    }
     if (fd_ < 0) return;
     (void)::flock(fd_, LOCK_UN);
     ::close(fd_);

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 namespace rath::persistence {
 
@@ -48,6 +49,10 @@ public:
     // Queues a chunk record and returns once it is written (the acknowledgement: the
     // record's write(2) returned, and it was fdatasync'ed if sync_each_record).
     [[nodiscard]] boost::asio::awaitable<void> async_write_chunk(std::size_t index, ChunkRowPtr row);
+    // Queues one line of the model-call recording (WriterOptions::record_llm; a writer
+    // without it fails the write, latched like any other) in the same FIFO order as the
+    // chunks, and returns once it is queued.
+    [[nodiscard]] boost::asio::awaitable<void> async_enqueue_recording(std::string line);
     // Drains the queue, writes the trailer and promotes the file; rethrows a latched
     // write error. Idempotent.
     [[nodiscard]] boost::asio::awaitable<void> async_close();

@@ -80,11 +80,13 @@ struct ListOptions {
     // Receives one error per unreadable session file (also reported as a warning).
     std::vector<PersistenceError>* skipped = nullptr;
 };
-// Every *.jsonl and *.jsonl.__partial__ file, sorted by created_at (stable). A missing
+// Every *.jsonl and *.jsonl.__partial__ file but the *.llm.jsonl recordings, sorted
+// by created_at (stable). A missing
 // directory lists nothing; other files are not ours and are ignored; a file that would
 // not load (any of the checks above) is skipped with a warning.
 [[nodiscard]] std::vector<PersistedSessionMeta> list_persisted_sessions(const ListOptions& options = {});
-// Deletes the target file (and, without `path`, the partial); true if anything went.
+// Deletes the target file (and, without `path`, the partial) and the model-call
+// recording beside it (paths.hpp); true if the transcript or its partial went.
 bool delete_session(std::string_view session_id, std::optional<std::filesystem::path> path = std::nullopt);
 // Deletes every listed file created before now - older_than; returns the ids removed.
 std::vector<std::string> prune_sessions(std::chrono::system_clock::duration older_than,

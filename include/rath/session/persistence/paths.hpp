@@ -30,11 +30,18 @@ std::filesystem::path ensure_sessions_dir();
                                                      std::string_view session_id);
 inline constexpr std::string_view session_id_placeholder = "{session_id}";
 
+// The model-call recording beside a transcript (llm/recording.hpp): <dir>/<stem>.llm.jsonl
+// for <dir>/<stem>.jsonl, else the transcript's name with ".llm.jsonl" appended.
+[[nodiscard]] std::filesystem::path recording_path_for(const std::filesystem::path& transcript);
+// Whether `path` names such a recording (listing skips them: they are no transcripts).
+[[nodiscard]] bool is_recording_path(const std::filesystem::path& path);
+
 // The names under the sessions directory: <id>.jsonl, and <id>.jsonl.__partial__ while a
 // writer has it open.
 inline constexpr std::string_view sessions_dir_name = "sessions";
 inline constexpr std::string_view session_file_suffix = ".jsonl";
 inline constexpr std::string_view session_partial_suffix = ".jsonl.__partial__";
 inline constexpr std::string_view partial_suffix = ".__partial__";
+inline constexpr std::string_view recording_suffix = ".llm.jsonl";
 
 }  // namespace rath::persistence

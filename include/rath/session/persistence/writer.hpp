@@ -26,6 +26,10 @@ struct WriterOptions {
     std::optional<std::string> sandbox_handle_id{};
     // fdatasync after every record (survives power loss, not only process death).
     bool sync_each_record = false;
+    // Also open the model-call recording beside the file (recording_path_for, replaced
+    // when it exists) for write_recording: one line per record, no partial name (a
+    // crash leaves the lines written so far).
+    bool record_llm = false;
 };
 
 class SessionWriter {
@@ -48,13 +52,19 @@ public:
     // order, as the loader requires). Throws PersistenceError after close()/abandon()
     // or for another index (nothing is written).
     void write_chunk(std::size_t index, const ChunkRow& row);
-    // Trailer, unlock, rename partial -> final. Idempotent.
+    // Appends one line (a complete JSON record with its "\n") to the recording.
+    // Throws PersistenceError without WriterOptions::record_llm, after close()/abandon(),
+    // and on I/O errors.
+    void write_recording(const std::string& line);
+    // Trailer, unlock, rename partial -> final (the recording is closed too). Idempotent.
     void close();
     // Unlock and stop; the partial stays without trailer. Idempotent; no-op after close().
     void abandon() noexcept;
 
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return final_; }
     [[nodiscard]] const std::filesystem::path& partial_path() const noexcept { return partial_; }
+    // The recording's path (empty without record_llm).
+    [[nodiscard]] const std::filesystem::path& recording_path() const noexcept { return recording_; }
     [[nodiscard]] std::size_t chunks_written() const noexcept { return chunks_written_; }
     [[nodiscard]] bool closed() const noexcept { return fd_ < 0; }
 
@@ -69,6 +79,8 @@ private:
     std::filesystem::path final_;
     std::filesystem::path partial_;
     int fd_ = -1;
+    std::filesystem::path recording_;
+    int recording_fd_ = -1;
     std::size_t chunks_written_ = 0;
     std::size_t offset_ = 0;  // file size after the last complete record
     bool finished_ = false;  // closed or abandoned
