@@ -1,0 +1,7 @@
+# rath::pg against a private PostgreSQL server the suite starts itself
+# (tests/support/postgres.hpp). Registered only when rath::pg is built (libpq found);
+# under RATH_CI configure already failed without libpq, and the suite fails without
+# the server binaries.
+if(TARGET rath_pg)
+  rath_add_test_suite(pg LIBS rath::pg LABELS "pg;tsan" TIMEOUT 600)
+endif()
