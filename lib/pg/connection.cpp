@@ -205,28 +205,29 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
         if (!PQpipelineSync(c.conn)) throw c.lost("while queueing a sync");
     }
     co_await flush(c);
+    // Counted before any result is handed out, so a caller sees its own round trip.
+    c.round_trips.fetch_add(1, std::memory_order_relaxed);
 
-    std::size_t stmt = 0;        // of round.front()
-    bool awaiting_end = false;   // a statement's result came; its NULL terminator is next
+    // After each statement's result libpq hands out a NULL; after the request's last
+    // statement comes its PGRES_PIPELINE_SYNC.
     while (!round.empty()) {
         if (!PQconsumeInput(c.conn)) throw c.lost("while reading results");
+        int nulls = 0;
         while (!round.empty() && !PQisBusy(c.conn)) {
             ResultGuard g{PQgetResult(c.conn)};
             Request& req = *round.front();
             if (!g.r) {
-                if (awaiting_end) {
-                    awaiting_end = false;
-                    ++stmt;
-                }
+                // One NULL ends a statement; a second in a row means nothing more is
+                // ready (or, on a broken connection, ever will be): wait for the socket.
+                if (++nulls > 1) break;
                 continue;
             }
+            nulls = 0;
             switch (PQresultStatus(g.r)) {
                 case PGRES_PIPELINE_SYNC: {
                     c.requests.fetch_add(1, std::memory_order_relaxed);
                     RequestPtr done = std::move(round.front());
                     round.pop_front();
-                    stmt = 0;
-                    awaiting_end = false;
                     if (done->error)
                         done->done.try_set_exception(std::make_exception_ptr(*done->error));
                     else
@@ -237,11 +238,9 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
                 case PGRES_COMMAND_OK:
                 case PGRES_EMPTY_QUERY:
                     req.results.push_back(to_result(g.r));
-                    awaiting_end = true;
                     break;
                 case PGRES_PIPELINE_ABORTED:  // skipped after an earlier error
                     req.results.emplace_back();
-                    awaiting_end = true;
                     break;
                 case PGRES_FATAL_ERROR:
                 case PGRES_NONFATAL_ERROR:
@@ -250,7 +249,6 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
                     c.last_sqlstate = e.sqlstate();
                     if (!req.error) req.error = std::move(e);
                     req.results.emplace_back();
-                    awaiting_end = true;
                     break;
                 }
                 default: {
@@ -259,7 +257,6 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
                                             std::string("unsupported PostgreSQL result: ") +
                                                 PQresStatus(PQresultStatus(g.r)));
                     req.results.emplace_back();
-                    awaiting_end = true;
                     break;
                 }
             }
@@ -267,8 +264,6 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
         if (PQstatus(c.conn) != CONNECTION_OK) throw c.lost("while reading results");
         if (!round.empty()) co_await wait_readable(c);
     }
-    (void)stmt;
-    c.round_trips.fetch_add(1, std::memory_order_relaxed);
 }
 
 void fail_all(std::deque<RequestPtr>& reqs, const std::exception_ptr& e) {

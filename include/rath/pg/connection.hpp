@@ -66,7 +66,7 @@ struct ConnectionOptions {
 
 struct ConnectionStats {
     std::uint64_t connects = 0;     // connections made (1 + reconnections)
-    std::uint64_t round_trips = 0;  // batches written then answered (each holds >= 1 request)
+    std::uint64_t round_trips = 0;  // batches written to the server (each holds >= 1 request)
     std::uint64_t requests = 0;     // requests answered (with results or a query error)
 };
 

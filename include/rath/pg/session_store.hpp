@@ -1,0 +1,55 @@
+#pragma once
+// The PostgreSQL SessionStore (rath/session/persistence/store.hpp), in rath::pg (built
+// when libpq is found; link rath::pg).
+//
+// Schema (in `schema`, created if missing), upgraded by numbered migrations recorded in
+// rath_schema_version (one row, the applied version; a database newer than this rath is
+// refused). Migrations run under an advisory lock and are idempotent, so processes that
+// start together do not trip over each other.
+//   rath_sessions       one row per session: id, created_at, lineage operator/kind, the
+//                       header record (json), and closed_at / final_chunk_count / the
+//                       trailer record once closed
+//   rath_chunks         one row per transcript row: session_id, idx, kind, the row's
+//                       record (json, byte for byte what a JSONL line holds)
+//   rath_lineage_edges  child_id, position, parent_id, lineage_operator
+//   rath_transcript     a view for plain SQL: session_id, idx, kind, payload, content
+// e.g. SELECT idx, kind, content FROM rath_transcript WHERE session_id = '...' ORDER BY idx;
+//
+// Writes: opening is one transaction (header and edges), each acknowledged row batch is
+// one transaction of one statement (one round trip), closing is one. All sessions of a
+// store share one pipelined connection (rath::pg::Connection): concurrent writers'
+// batches travel together. A lost connection fails the batches on the wire with
+// PgError(connection_lost) — their commit is unknown, retry the same batch only after
+// loading the session — and the next call reconnects.
+//
+// Thread safety, cancellation, errors: as SessionStore; database failures are
+// rath::pg::PgError with the SQLSTATE.
+#include <rath/pg/connection.hpp>
+#include <rath/session/persistence/store.hpp>
+
+#include <memory>
+#include <string>
+
+namespace rath::pg {
+
+struct PostgresStoreOptions {
+    std::string conninfo;             // libpq connection string or URI
+    std::string schema = "public";    // where the tables live (an SQL identifier, quoted as given)
+    async::Runtime* runtime = nullptr;  // default: Runtime::default_runtime()
+};
+
+class PostgresSessionStore : public persistence::SessionStore {
+public:
+    // The newest schema version this rath knows.
+    static constexpr int schema_version = 1;
+    // Creates or upgrades the schema now (every other call does it first, once);
+    // returns the version the database is at.
+    [[nodiscard]] virtual boost::asio::awaitable<int> async_migrate() = 0;
+    // Round trips and reconnections of the store's connection.
+    [[nodiscard]] virtual ConnectionStats stats() const noexcept = 0;
+};
+
+// Never blocks: the connection is made by the first call.
+[[nodiscard]] std::shared_ptr<PostgresSessionStore> make_postgres_session_store(PostgresStoreOptions options);
+
+}  // namespace rath::pg
