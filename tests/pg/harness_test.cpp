@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 namespace {
@@ -46,32 +47,18 @@ TEST_CASE("a private server listens on its TCP port and socket directory, and is
 
 TEST_CASE("a test process that dies leaves no server behind: the guardian stops it and removes the directory") {
     if (!RATH_REQUIRE_POSTGRES()) return;
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        // The child starts a server, reports where, and dies without any teardown.
-        ::close(fds[0]);
-        try {
-            auto* server = new rath::test::PostgresServer();
-            std::string line = server->socket_dir().string() + " " + std::to_string(server->port()) + "\n";
-            (void)!::write(fds[1], line.data(), line.size());
-        } catch (...) {
-        }
-        ::_exit(9);  // no destructors, no atexit
-    }
-    ::close(fds[1]);
-    std::string got;
-    char buf[512];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(child, &status, 0);
+    const std::string helper = std::string(RATH_BINARY_DIR) + "/bin/pg_server_child";
+    FILE* p = ::popen(helper.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[512] = {};
+    std::string got = std::fgets(buf, sizeof buf, p) ? buf : "";
+    int status = ::pclose(p);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 9);
     REQUIRE(got.find(' ') != std::string::npos);
     std::filesystem::path dir = got.substr(0, got.find(' '));
     int port = std::stoi(got.substr(got.find(' ') + 1));
-    // The guardian works asynchronously after the child's death.
+    // The guardian works asynchronously after the process's death.
     for (int i = 0; i < 500 && std::filesystem::exists(dir); ++i) ::usleep(20000);
     CHECK_FALSE(std::filesystem::exists(dir));
     CHECK_FALSE(port_accepts(port));

@@ -5,3 +5,7 @@
 if(TARGET rath_pg)
   rath_add_test_suite(pg LIBS rath::pg LABELS "pg;tsan" TIMEOUT 600)
 endif()
+if(TARGET rath_pg)
+  # Starts a server and dies without teardown (the guardian test).
+  rath_add_test_helper(pg_server_child pg pg_server_child.cpp)
+endif()

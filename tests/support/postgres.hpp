@@ -16,7 +16,6 @@
 //
 // Missing binaries: PostgresServer::unavailable_reason() says why; require_postgres()
 // turns that into a doctest FAIL under RATH_CI and a SKIP message elsewhere.
-#include "support/temp_dir.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
