@@ -4,12 +4,12 @@
 // next, as the agent loop persists a turn), and closes (trailer).
 //
 //   session_store [--sessions N=2000] [--rows R=20] [--batch B=2] [--concurrency C=64]
-//                 [--fsync] [--conninfo STR] [--store jsonl|pg|both]
+//                 [--connections K=2] [--fsync] [--conninfo STR] [--store jsonl|pg|both]
 //
 // Without --conninfo a private PostgreSQL is started (tests/support/postgres.hpp) with
 // fsync off unless --fsync; the JSONL store writes to a temp dir (fdatasync per row
 // with --fsync). One JSON line per store: sessions/s, rows/s, and for PostgreSQL the
-// round trips per session (pipelined batches on the store's one connection).
+// round trips per session (pipelined batches on the store's K connections).
 #include "common/report.hpp"
 #include "tests/support/postgres.hpp"
 
@@ -38,6 +38,7 @@ struct Args {
     int rows = 20;
     int batch = 2;
     int concurrency = 64;
+    int connections = 2;
     bool fsync = false;
     std::string conninfo;
     std::string store = "both";
@@ -58,6 +59,7 @@ Args parse(int argc, char** argv) {
         else if (k == "--rows") a.rows = std::stoi(next());
         else if (k == "--batch") a.batch = std::stoi(next());
         else if (k == "--concurrency") a.concurrency = std::stoi(next());
+        else if (k == "--connections") a.connections = std::stoi(next());
         else if (k == "--fsync") a.fsync = true;
         else if (k == "--conninfo") a.conninfo = next();
         else if (k == "--store") a.store = next();
@@ -129,7 +131,8 @@ void report(const std::string& store, const Args& a, const Outcome& o, double cp
         .add("rows_per_s", static_cast<double>(o.rows) / o.seconds)
         .add("client_cpu_s", cpu);
     if (stats) {
-        line.add("round_trips", static_cast<double>(stats->round_trips))
+        line.add("connections", a.connections)
+            .add("round_trips", static_cast<double>(stats->round_trips))
             .add("requests_per_session", static_cast<double>(stats->requests) / a.sessions)
             .add("round_trips_per_session", static_cast<double>(stats->round_trips) / a.sessions);
     }
@@ -167,7 +170,8 @@ int main(int argc, char** argv) {
             server = std::make_unique<rath::test::PostgresServer>(a.fsync);
             conninfo = server->conninfo();
         }
-        auto store = rath::pg::make_postgres_session_store({.conninfo = conninfo, .schema = "bench"});
+        auto store = rath::pg::make_postgres_session_store(
+            {.conninfo = conninfo, .schema = "bench", .connections = static_cast<std::size_t>(a.connections)});
         // Schema made and connection open before the clock starts; earlier runs' rows go.
         (void)rath::async::Runtime::default_runtime().submit(store->async_migrate()).get();
         (void)rath::async::Runtime::default_runtime().submit(store->async_prune(std::chrono::seconds(-60))).get();

@@ -7,6 +7,8 @@
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <mutex>
 
 namespace rath::pg {
@@ -82,10 +84,14 @@ class PgWriter;
 
 class PgStore final : public PostgresSessionStore, public std::enable_shared_from_this<PgStore> {
 public:
-    explicit PgStore(PostgresStoreOptions o)
-        : conn_(ConnectionOptions{o.conninfo, o.runtime}), schema_name_(o.schema), s_(quote_ident(o.schema)) {}
+    explicit PgStore(PostgresStoreOptions o) : schema_name_(o.schema), s_(quote_ident(o.schema)) {
+        for (std::size_t i = 0; i < std::max<std::size_t>(1, o.connections); ++i)
+            conns_.emplace_back(ConnectionOptions{o.conninfo, o.runtime});
+    }
 
-    Connection& conn() { return conn_; }
+    // Round robin: a session's writer keeps the connection it was given, so its
+    // batches stay in order on one pipeline.
+    Connection& conn() { return conns_[next_.fetch_add(1, std::memory_order_relaxed) % conns_.size()]; }
     const std::string& s() const { return s_; }
     std::string source(const std::string& id) const { return "postgresql:" + schema_name_ + "/" + id; }
 
@@ -98,7 +104,8 @@ public:
                                  " version integer NOT NULL)"});
         boot.push_back(Statement{"INSERT INTO " + s_ + ".rath_schema_version VALUES (true, 0) ON CONFLICT DO NOTHING"});
         boot.push_back(Statement{"SELECT version FROM " + s_ + ".rath_schema_version"});
-        std::vector<Result> r = co_await conn_.transaction(std::move(boot));
+        Connection& c = conns_.front();
+        std::vector<Result> r = co_await c.transaction(std::move(boot));
         int version = static_cast<int>(to_size(r.back().rows.at(0).at(0)));
         const auto& all = migrations();
         if (version > static_cast<int>(all.size()))
@@ -110,13 +117,22 @@ public:
             for (const auto& sql : all[i]) tx.push_back(Statement{with_schema(sql, s_)});
             tx.push_back(Statement{"UPDATE " + s_ + ".rath_schema_version SET version = $1::int WHERE version < $1::int",
                                    {Param(std::to_string(i + 1))}});
-            co_await conn_.transaction(std::move(tx));
+            co_await c.transaction(std::move(tx));
             version = static_cast<int>(i + 1);
         }
         co_return version;
     }
 
-    ConnectionStats stats() const noexcept override { return conn_.stats(); }
+    ConnectionStats stats() const noexcept override {
+        ConnectionStats sum;
+        for (const auto& c : conns_) {
+            auto one = c.stats();
+            sum.connects += one.connects;
+            sum.round_trips += one.round_trips;
+            sum.requests += one.requests;
+        }
+        return sum;
+    }
 
     // Every other call migrates first, once per store; a failed migration is retried by
     // the next call.
@@ -151,12 +167,13 @@ public:
 
     boost::asio::awaitable<PersistedSession> async_load(std::string session_id) override {
         co_await ready();
+        Connection& c = conn();
         std::string sql = "SELECT header::text, 0 AS ord, 0 AS idx FROM " + s_ + ".rath_sessions WHERE id = $1::uuid" +
                           " UNION ALL SELECT record::text, 1, idx FROM " + s_ +
                           ".rath_chunks WHERE session_id = $1::uuid" + " UNION ALL SELECT trailer::text, 2, 0 FROM " +
                           s_ + ".rath_sessions WHERE id = $1::uuid AND trailer IS NOT NULL ORDER BY 2, 3";
         std::vector<Param> params{Param(session_id)};
-        Result r = co_await conn_.query(std::move(sql), std::move(params));
+        Result r = co_await c.query(std::move(sql), std::move(params));
         if (r.rows.empty())
             throw PersistenceError("no stored session " + session_id + " in " + source(""), source(session_id));
         std::vector<std::string> records;
@@ -167,10 +184,11 @@ public:
 
     boost::asio::awaitable<std::vector<PersistedSessionMeta>> async_list() override {
         co_await ready();
+        Connection& c = conn();
         std::string sql = "SELECT s.id::text, s.created_at_text, s.lineage_operator, s.lineage_kind,"
                           " (SELECT count(*) FROM " + s_ + ".rath_chunks c WHERE c.session_id = s.id),"
                           " s.trailer IS NOT NULL FROM " + s_ + ".rath_sessions s ORDER BY s.created_at, s.id";
-        Result r = co_await conn_.query(std::move(sql));
+        Result r = co_await c.query(std::move(sql));
         std::vector<PersistedSessionMeta> out;
         out.reserve(r.rows.size());
         for (const auto& row : r.rows) {
@@ -189,16 +207,18 @@ public:
 
     boost::asio::awaitable<bool> async_remove(std::string session_id) override {
         co_await ready();
+        Connection& c = conn();
         std::vector<Param> params{Param(session_id)};
-        Result r = co_await conn_.query("DELETE FROM " + s_ + ".rath_sessions WHERE id = $1::uuid", std::move(params));
+        Result r = co_await c.query("DELETE FROM " + s_ + ".rath_sessions WHERE id = $1::uuid", std::move(params));
         co_return r.affected > 0;
     }
 
     boost::asio::awaitable<std::vector<std::string>> async_prune(std::chrono::system_clock::duration older_than) override {
         co_await ready();
+        Connection& c = conn();
         // The cutoff on this process's clock, as the file store computes it.
         std::vector<Param> params{Param(persistence::iso_utc(std::chrono::system_clock::now() - older_than))};
-        Result r = co_await conn_.query("WITH d AS (DELETE FROM " + s_ +
+        Result r = co_await c.query("WITH d AS (DELETE FROM " + s_ +
                                             ".rath_sessions WHERE created_at < $1::timestamptz RETURNING id, created_at)"
                                             " SELECT id::text FROM d ORDER BY created_at, id",
                                         std::move(params));
@@ -209,8 +229,9 @@ public:
 
     boost::asio::awaitable<std::vector<persistence::LineageEdge>> async_lineage_edges(std::string session_id) override {
         co_await ready();
+        Connection& c = conn();
         std::vector<Param> params{Param(session_id)};
-        Result r = co_await conn_.query("SELECT parent_id::text, child_id::text, position, lineage_operator FROM " + s_ +
+        Result r = co_await c.query("SELECT parent_id::text, child_id::text, position, lineage_operator FROM " + s_ +
                                             ".rath_lineage_edges WHERE child_id = $1::uuid OR parent_id = $1::uuid"
                                             " ORDER BY child_id, position",
                                         std::move(params));
@@ -225,7 +246,8 @@ private:
         return Statement{"SELECT pg_advisory_xact_lock(hashtext($1))", {Param("rath.session_schema." + schema_name_)}};
     }
 
-    Connection conn_;
+    std::vector<Connection> conns_;
+    std::atomic<std::size_t> next_{0};
     std::string schema_name_;
     std::string s_;
     std::mutex mu_;
@@ -234,8 +256,8 @@ private:
 
 class PgWriter final : public persistence::SessionStoreWriter {
 public:
-    PgWriter(std::shared_ptr<PgStore> store, Session session)
-        : store_(std::move(store)), session_(std::move(session)), id_(session_.id()) {}
+    PgWriter(std::shared_ptr<PgStore> store, Connection conn, Session session)
+        : store_(std::move(store)), conn_(std::move(conn)), session_(std::move(session)), id_(session_.id()) {}
 
     boost::asio::awaitable<void> async_append(std::size_t first_index, std::vector<ChunkRowPtr> rows) override {
         if (finished_)
@@ -263,7 +285,7 @@ public:
         records += ']';
         std::vector<Param> params{Param(id_), Param(std::to_string(first_index)), Param(std::move(records)),
                                   Param(boost::json::serialize(kinds))};
-        co_await store_->conn().query("INSERT INTO " + store_->s() +
+        co_await conn_.query("INSERT INTO " + store_->s() +
                                           ".rath_chunks (session_id, idx, kind, record)"
                                           " SELECT $1::uuid, $2::int + (t.ord - 1)::int, k.kind, t.r"
                                           " FROM json_array_elements($3::json) WITH ORDINALITY AS t(r, ord)"
@@ -280,7 +302,7 @@ public:
             persistence::make_trailer_record(closed_at, written_, detail::SessionAccess::raw_usage(session_)));
         std::vector<Param> params{Param(id_), Param(std::move(trailer)), Param(closed_at),
                                   Param(std::to_string(written_))};
-        Result r = co_await store_->conn().query(
+        Result r = co_await conn_.query(
             "UPDATE " + store_->s() +
                 ".rath_sessions SET trailer = $2::json, closed_at = $3::timestamptz, final_chunk_count = $4::int"
                 " WHERE id = $1::uuid",
@@ -300,6 +322,7 @@ public:
 
 private:
     std::shared_ptr<PgStore> store_;
+    Connection conn_;
     Session session_;
     std::string id_;
     std::size_t written_ = 0;
@@ -309,6 +332,7 @@ private:
 boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> PgStore::async_open(
     Session session, persistence::StoreOpenOptions options) {
     co_await ready();
+    Connection& c = conn();
     const std::string id(session.id());
     const std::string created_at = persistence::iso_utc_now();
     boost::json::object header = persistence::make_header_record(session, options.sandbox_handle_id, created_at);
@@ -326,8 +350,8 @@ boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> PgStore
                                " SELECT $1::uuid, (t.ord - 1)::int, t.p::uuid, $2"
                                " FROM json_array_elements_text($3::json) WITH ORDINALITY AS t(p, ord)",
                            {Param(id), Param(op), Param(boost::json::serialize(parents))}});
-    co_await conn_.transaction(std::move(tx));
-    co_return std::make_shared<PgWriter>(shared_from_this(), std::move(session));
+    co_await c.transaction(std::move(tx));
+    co_return std::make_shared<PgWriter>(shared_from_this(), c, std::move(session));
 }
 
 }  // namespace

@@ -111,7 +111,8 @@ TEST_CASE("a transcript reads with plain SQL and each acknowledged batch is one 
 TEST_CASE("a database restart between batches loses nothing acknowledged and the writer carries on") {
     auto* pg = rath::test::postgres_or_skip();
     if (!pg) return;
-    auto store = make_postgres_session_store({.conninfo = pg->conninfo(), .schema = fresh_schema()});
+    auto store =
+        make_postgres_session_store({.conninfo = pg->conninfo(), .schema = fresh_schema(), .connections = 1});
     Session s = Session::from_user_message("before restart");
     persistence::StoreOpenOptions oo;
     auto w = run(store->async_open(s, oo));

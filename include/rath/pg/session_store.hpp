@@ -16,9 +16,9 @@
 // e.g. SELECT idx, kind, content FROM rath_transcript WHERE session_id = '...' ORDER BY idx;
 //
 // Writes: opening is one transaction (header and edges), each acknowledged row batch is
-// one transaction of one statement (one round trip), closing is one. All sessions of a
-// store share one pipelined connection (rath::pg::Connection): concurrent writers'
-// batches travel together. A lost connection fails the batches on the wire with
+// one transaction of one statement (one round trip), closing is one. The sessions of a
+// store share a few pipelined connections (rath::pg::Connection, `connections`):
+// concurrent writers' batches travel together. A lost connection fails the batches on the wire with
 // PgError(connection_lost) — their commit is unknown, retry the same batch only after
 // loading the session — and the next call reconnects.
 //
@@ -27,6 +27,7 @@
 #include <rath/pg/connection.hpp>
 #include <rath/session/persistence/store.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,10 @@ namespace rath::pg {
 struct PostgresStoreOptions {
     std::string conninfo;             // libpq connection string or URI
     std::string schema = "public";    // where the tables live (an SQL identifier, quoted as given)
+    // Pipelined connections the store spreads sessions over (round robin; a session's
+    // writer keeps one): one server process works each connection, so more than one
+    // lets the server use more cores. At least 1.
+    std::size_t connections = 2;
     async::Runtime* runtime = nullptr;  // default: Runtime::default_runtime()
 };
 
