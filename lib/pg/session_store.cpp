@@ -2,6 +2,7 @@
 #include <rath/pg/session_store.hpp>
 #include <rath/session/persistence/records.hpp>
 
+#include "lib/pg/schema.hpp"
 #include "lib/session/session_state.hpp"
 
 #include <boost/json/array.hpp>
@@ -19,63 +20,11 @@ using persistence::PersistedSession;
 using persistence::PersistedSessionMeta;
 using rath::PersistenceError;
 
-std::string quote_ident(const std::string& name) {
-    std::string out = "\"";
-    for (char ch : name) {
-        if (ch == '"') out += '"';
-        out += ch;
-    }
-    return out + "\"";
-}
-
 // A record as the JSON text a file line holds, without its newline.
 std::string record_text(const boost::json::object& rec) {
     std::string line = persistence::record_line(rec);
     if (!line.empty() && line.back() == '\n') line.pop_back();
     return line;
-}
-
-// The migrations, in order: migration i brings the schema from version i to i+1. Each
-// statement is idempotent (a concurrent process may have run it first); `%S` is the
-// quoted schema.
-const std::vector<std::vector<std::string>>& migrations() {
-    static const std::vector<std::vector<std::string>> m = {
-        {
-            "CREATE TABLE IF NOT EXISTS %S.rath_sessions ("
-            " id uuid PRIMARY KEY,"
-            " created_at timestamptz NOT NULL,"
-            " created_at_text text NOT NULL,"
-            " lineage_operator text NOT NULL,"
-            " lineage_kind text NOT NULL,"
-            " header json NOT NULL,"
-            " closed_at timestamptz,"
-            " final_chunk_count integer,"
-            " trailer json)",
-            "CREATE INDEX IF NOT EXISTS rath_sessions_created_at ON %S.rath_sessions (created_at, id)",
-            "CREATE TABLE IF NOT EXISTS %S.rath_chunks ("
-            " session_id uuid NOT NULL REFERENCES %S.rath_sessions (id) ON DELETE CASCADE,"
-            " idx integer NOT NULL,"
-            " kind text NOT NULL,"
-            " record json NOT NULL,"
-            " PRIMARY KEY (session_id, idx))",
-            "CREATE TABLE IF NOT EXISTS %S.rath_lineage_edges ("
-            " child_id uuid NOT NULL REFERENCES %S.rath_sessions (id) ON DELETE CASCADE,"
-            " position integer NOT NULL,"
-            " parent_id uuid NOT NULL,"
-            " lineage_operator text NOT NULL,"
-            " PRIMARY KEY (child_id, position))",
-            "CREATE INDEX IF NOT EXISTS rath_lineage_edges_parent ON %S.rath_lineage_edges (parent_id)",
-            "CREATE OR REPLACE VIEW %S.rath_transcript AS"
-            " SELECT c.session_id, c.idx, c.kind, c.record -> 'payload' AS payload,"
-            " c.record -> 'payload' ->> 'content' AS content FROM %S.rath_chunks c",
-        },
-    };
-    return m;
-}
-
-std::string with_schema(std::string sql, const std::string& schema) {
-    for (std::size_t at; (at = sql.find("%S")) != std::string::npos;) sql.replace(at, 2, schema);
-    return sql;
 }
 
 std::size_t to_size(const Param& p) { return p ? static_cast<std::size_t>(std::stoull(*p)) : 0; }
@@ -84,7 +33,7 @@ class PgWriter;
 
 class PgStore final : public PostgresSessionStore, public std::enable_shared_from_this<PgStore> {
 public:
-    explicit PgStore(PostgresStoreOptions o) : schema_name_(o.schema), s_(quote_ident(o.schema)) {
+    explicit PgStore(PostgresStoreOptions o) : schema_name_(o.schema), s_(detail::quote_ident(o.schema)) {
         for (std::size_t i = 0; i < std::max<std::size_t>(1, o.connections); ++i)
             conns_.emplace_back(ConnectionOptions{o.conninfo, o.runtime});
     }
@@ -96,31 +45,8 @@ public:
     std::string source(const std::string& id) const { return "postgresql:" + schema_name_ + "/" + id; }
 
     boost::asio::awaitable<int> async_migrate() override {
-        std::vector<Statement> boot;
-        boot.push_back(lock());
-        boot.push_back(Statement{"CREATE SCHEMA IF NOT EXISTS " + s_});
-        boot.push_back(Statement{"CREATE TABLE IF NOT EXISTS " + s_ +
-                                 ".rath_schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),"
-                                 " version integer NOT NULL)"});
-        boot.push_back(Statement{"INSERT INTO " + s_ + ".rath_schema_version VALUES (true, 0) ON CONFLICT DO NOTHING"});
-        boot.push_back(Statement{"SELECT version FROM " + s_ + ".rath_schema_version"});
         Connection& c = conns_.front();
-        std::vector<Result> r = co_await c.transaction(std::move(boot));
-        int version = static_cast<int>(to_size(r.back().rows.at(0).at(0)));
-        const auto& all = migrations();
-        if (version > static_cast<int>(all.size()))
-            throw PersistenceError("the PostgreSQL session schema " + s_ + " is at version " + std::to_string(version) +
-                                   ", newer than this rath knows (" + std::to_string(all.size()) + ")");
-        for (std::size_t i = static_cast<std::size_t>(version); i < all.size(); ++i) {
-            std::vector<Statement> tx;
-            tx.push_back(lock());
-            for (const auto& sql : all[i]) tx.push_back(Statement{with_schema(sql, s_)});
-            tx.push_back(Statement{"UPDATE " + s_ + ".rath_schema_version SET version = $1::int WHERE version < $1::int",
-                                   {Param(std::to_string(i + 1))}});
-            co_await c.transaction(std::move(tx));
-            version = static_cast<int>(i + 1);
-        }
-        co_return version;
+        co_return co_await detail::migrate_schema(c, schema_name_);
     }
 
     ConnectionStats stats() const noexcept override {
@@ -242,10 +168,6 @@ public:
     }
 
 private:
-    Statement lock() const {
-        return Statement{"SELECT pg_advisory_xact_lock(hashtext($1))", {Param("rath.session_schema." + schema_name_)}};
-    }
-
     std::vector<Connection> conns_;
     std::atomic<std::size_t> next_{0};
     std::string schema_name_;
@@ -299,7 +221,7 @@ public:
         if (finished_) co_return;
         std::string closed_at = persistence::iso_utc_now();
         std::string trailer = record_text(
-            persistence::make_trailer_record(closed_at, written_, detail::SessionAccess::raw_usage(session_)));
+            persistence::make_trailer_record(closed_at, written_, ::rath::detail::SessionAccess::raw_usage(session_)));
         std::vector<Param> params{Param(id_), Param(std::move(trailer)), Param(closed_at),
                                   Param(std::to_string(written_))};
         Result r = co_await conn_.query(

@@ -48,7 +48,7 @@ TEST_CASE_TEMPLATE_INVOKE(store_contract_index, PgFixture);
 TEST_CASE_TEMPLATE_INVOKE(store_contract_catalog, PgFixture);
 TEST_CASE_TEMPLATE_INVOKE(store_contract_reopen, PgFixture);
 
-TEST_CASE("the schema is created at version 1 once, however many stores open it, and a newer one is refused") {
+TEST_CASE("the schema is created at the latest version once, however many stores open it, and a newer one is refused") {
     auto* pg = rath::test::postgres_or_skip();
     if (!pg) return;
     const std::string schema = fresh_schema();
@@ -60,7 +60,7 @@ TEST_CASE("the schema is created at version 1 once, however many stores open it,
     Connection c = admin();
     auto rows = run(c.query("SELECT version FROM \"" + schema + "\".rath_schema_version")).rows;
     REQUIRE(rows.size() == 1);
-    CHECK(rows[0][0] == Param("1"));
+    CHECK(rows[0][0] == Param(std::to_string(PostgresSessionStore::schema_version)));
 
     run(c.query("UPDATE \"" + schema + "\".rath_schema_version SET version = 99"));
     auto later = make_postgres_session_store({.conninfo = pg->conninfo(), .schema = schema});

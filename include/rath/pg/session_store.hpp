@@ -2,7 +2,8 @@
 // The PostgreSQL SessionStore (rath/session/persistence/store.hpp), in rath::pg (built
 // when libpq is found; link rath::pg).
 //
-// Schema (in `schema`, created if missing), upgraded by numbered migrations recorded in
+// Schema (in `schema`, created if missing; shared with rath/pg/run_queue.hpp), upgraded
+// by numbered migrations recorded in
 // rath_schema_version (one row, the applied version; a database newer than this rath is
 // refused). Migrations run under an advisory lock and are idempotent, so processes that
 // start together do not trip over each other.
@@ -45,8 +46,9 @@ struct PostgresStoreOptions {
 
 class PostgresSessionStore : public persistence::SessionStore {
 public:
-    // The newest schema version this rath knows.
-    static constexpr int schema_version = 1;
+    // The newest schema version this rath knows (the store's tables came with 1, the
+    // run queue's with 2: one schema holds both).
+    static constexpr int schema_version = 2;
     // Creates or upgrades the schema now (every other call does it first, once);
     // returns the version the database is at.
     [[nodiscard]] virtual boost::asio::awaitable<int> async_migrate() = 0;
