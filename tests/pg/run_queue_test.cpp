@@ -1,6 +1,7 @@
 // rath::pg::RunQueue on the suite's private PostgreSQL: exclusive claims under
 // concurrency, leases that expire and are taken over, heartbeats, NOTIFY wake-ups.
 #include "pg/pg_support.hpp"
+#include "support/child_process.hpp"
 
 #include <rath/pg/run_queue.hpp>
 
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <set>
 #include <unistd.h>
 
@@ -94,21 +96,22 @@ TEST_CASE("a lease kept by heartbeats holds; once it lapses another owner takes 
     RunQueue q(options(*pg, fresh_schema()));
     auto body = [](RunQueue* q) -> asio::awaitable<void> {
         std::int64_t id = co_await q->async_enqueue("{\"task\": \"x\"}");
-        auto a = co_await q->async_claim("A", 400ms);
+        // Leases generous against a loaded (sanitizer) machine.
+        auto a = co_await q->async_claim("A", 1500ms);
         REQUIRE(a.has_value());
         CHECK(a->id == id);
         CHECK(a->payload == "{\"task\": \"x\"}");
-        for (int i = 0; i < 4; ++i) {  // 800 ms of heartbeats, twice the lease
-            co_await sleep_for(200ms);
-            CHECK(co_await q->async_heartbeat(id, "A", 400ms));
-            CHECK_FALSE((co_await q->async_claim("B", 400ms)).has_value());
+        for (int i = 0; i < 7; ++i) {  // 2.1 s of heartbeats, more than one lease
+            co_await sleep_for(300ms);
+            CHECK(co_await q->async_heartbeat(id, "A", 1500ms));
+            CHECK_FALSE((co_await q->async_claim("B", 1500ms)).has_value());
         }
-        co_await sleep_for(600ms);  // A stalls: its lease lapses
+        co_await sleep_for(1800ms);  // A stalls: its lease lapses
         auto b = co_await q->async_claim("B", 10s);
         REQUIRE(b.has_value());
         CHECK(b->id == id);
         CHECK(b->attempts == 2);
-        CHECK_FALSE(co_await q->async_heartbeat(id, "A", 400ms));
+        CHECK_FALSE(co_await q->async_heartbeat(id, "A", 1500ms));
         CHECK_FALSE(co_await q->async_complete(id, "A", "{}"));
         auto mid = co_await q->async_status(id);
         CHECK(mid->state == RunState::running);
@@ -148,6 +151,42 @@ TEST_CASE("an idle waiter times out without work and is woken by an enqueue from
     RunQueue elsewhere(other);
     (void)run(elsewhere.async_enqueue("{}"));
     CHECK_FALSE(run(worker.async_wait_for_work(300ms)));
+}
+
+TEST_CASE("a worker process killed with SIGKILL while holding a run loses it to another worker once its lease lapses") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    const std::string schema = fresh_schema();
+    RunQueue q(options(*pg, schema));
+    std::int64_t id = run(q.async_enqueue("{\"task\": \"long\"}"));
+    auto child = rath::test::spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/pg_queue_worker",
+                                                    {pg->conninfo(), schema, "jobs", "doomed", "2000"});
+    std::string line;
+    char c;
+    while (line.find('\n') == std::string::npos && ::read(child.out_fd, &c, 1) == 1) line += c;
+    ::close(child.out_fd);
+    CHECK(line == "claimed " + std::to_string(id) + " 1\n");
+
+    // Alive, the worker's heartbeats (every 100 ms) hold its 2 s lease well past one lease.
+    auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < 3000ms) {
+        CHECK_FALSE(run(q.async_claim("rescuer", 10s)).has_value());
+        run(sleep_for(250ms));
+    }
+    ::kill(child.pid, SIGKILL);
+    CHECK(rath::test::wait_exit_code(child.pid) == 128 + SIGKILL);
+
+    std::optional<ClaimedRun> rescued;
+    t0 = std::chrono::steady_clock::now();
+    while (!rescued && std::chrono::steady_clock::now() - t0 < 15s) {
+        rescued = run(q.async_claim("rescuer", 10s));
+        if (!rescued) run(sleep_for(100ms));
+    }
+    REQUIRE(rescued.has_value());
+    CHECK(rescued->id == id);
+    CHECK(rescued->attempts == 2);
+    CHECK(std::chrono::steady_clock::now() - t0 >= 1s);  // not before the lease lapsed
+    CHECK(run(q.async_complete(id, "rescuer", "{}")));
 }
 
 }  // TEST_SUITE

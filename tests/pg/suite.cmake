@@ -9,3 +9,7 @@ if(TARGET rath_pg)
   # Starts a server and dies without teardown (the guardian test).
   rath_add_test_helper(pg_server_child pg pg_server_child.cpp)
 endif()
+if(TARGET rath_pg)
+  # Claims a run and heartbeats until SIGKILLed (the run queue's kill -9 test).
+  rath_add_test_helper(pg_queue_worker pg pg_queue_worker.cpp LIBS rath::pg)
+endif()
