@@ -5,6 +5,11 @@
 #include "lib/pg/schema.hpp"
 #include "lib/session/session_state.hpp"
 
+#include <rath/net/retry.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -25,6 +30,39 @@ std::string record_text(const boost::json::object& rec) {
     std::string line = persistence::record_line(rec);
     if (!line.empty() && line.back() == '\n') line.pop_back();
     return line;
+}
+
+// Statements safe to run twice (the writer's: open starts the session over, a batch
+// insert skips rows already there, close overwrites the trailer) go again after a lost
+// connection or a failed reconnect, on the project's backoff schedule: a database
+// restart under a running writer costs a pause, not an error. Query errors (bad data,
+// constraint violations) are not retried.
+boost::asio::awaitable<std::vector<Result>> transaction_retrying(Connection c, std::vector<Statement> tx) {
+    net::RetryPolicy policy;
+    policy.max_attempts = 7;
+    policy.base = std::chrono::milliseconds(100);
+    policy.cap = std::chrono::seconds(2);
+    for (int attempt = 0;; ++attempt) {
+        bool again = false;
+        try {
+            co_return co_await c.transaction(tx);
+        } catch (const PgError& e) {
+            if (e.kind() == ErrorKind::query || attempt + 1 >= policy.max_attempts) throw;
+            again = true;
+        }
+        if (again) {
+            auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(net::backoff_delay(policy, attempt));
+            boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, delay);
+            co_await t.async_wait(boost::asio::use_awaitable);
+        }
+    }
+}
+
+boost::asio::awaitable<Result> query_retrying(Connection c, std::string sql, std::vector<Param> params) {
+    std::vector<Statement> one;
+    one.push_back(Statement{std::move(sql), std::move(params)});
+    std::vector<Result> r = co_await transaction_retrying(std::move(c), std::move(one));
+    co_return std::move(r.front());
 }
 
 std::size_t to_size(const Param& p) { return p ? static_cast<std::size_t>(std::stoull(*p)) : 0; }
@@ -207,12 +245,16 @@ public:
         records += ']';
         std::vector<Param> params{Param(id_), Param(std::to_string(first_index)), Param(std::move(records)),
                                   Param(boost::json::serialize(kinds))};
-        co_await conn_.query("INSERT INTO " + store_->s() +
+        // ON CONFLICT DO NOTHING: a batch repeated after a lost connection (whose first
+        // try may have committed) is not an error. Opening cleared the session's rows, so
+        // a row already there is this batch's own.
+        (void)co_await query_retrying(conn_,
+                                      "INSERT INTO " + store_->s() +
                                           ".rath_chunks (session_id, idx, kind, record)"
                                           " SELECT $1::uuid, $2::int + (t.ord - 1)::int, k.kind, t.r"
                                           " FROM json_array_elements($3::json) WITH ORDINALITY AS t(r, ord)"
                                           " JOIN json_array_elements_text($4::json) WITH ORDINALITY AS k(kind, ord)"
-                                          " USING (ord)",
+                                          " USING (ord) ON CONFLICT (session_id, idx) DO NOTHING",
                                       std::move(params));
         written_ += rows.size();
     }
@@ -224,7 +266,8 @@ public:
             persistence::make_trailer_record(closed_at, written_, ::rath::detail::SessionAccess::raw_usage(session_)));
         std::vector<Param> params{Param(id_), Param(std::move(trailer)), Param(closed_at),
                                   Param(std::to_string(written_))};
-        Result r = co_await conn_.query(
+        Result r = co_await query_retrying(
+            conn_,
             "UPDATE " + store_->s() +
                 ".rath_sessions SET trailer = $2::json, closed_at = $3::timestamptz, final_chunk_count = $4::int"
                 " WHERE id = $1::uuid",
@@ -272,7 +315,7 @@ boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> PgStore
                                " SELECT $1::uuid, (t.ord - 1)::int, t.p::uuid, $2"
                                " FROM json_array_elements_text($3::json) WITH ORDINALITY AS t(p, ord)",
                            {Param(id), Param(op), Param(boost::json::serialize(parents))}});
-    co_await c.transaction(std::move(tx));
+    (void)co_await transaction_retrying(c, std::move(tx));
     co_return std::make_shared<PgWriter>(shared_from_this(), c, std::move(session));
 }
 

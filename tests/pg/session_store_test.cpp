@@ -8,7 +8,12 @@
 
 #include <doctest/doctest.h>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <atomic>
+#include <thread>
 #include <unistd.h>
 
 using namespace rath;
@@ -127,6 +132,36 @@ TEST_CASE("a database restart between batches loses nothing acknowledged and the
     CHECK(p.chunks[1]->payload().at("content") == "after restart");
     CHECK(p.closed);
     CHECK(store->stats().connects == 2);
+}
+
+TEST_CASE("a database restart in the middle of a stream of batches loses nothing acknowledged") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    auto store = make_postgres_session_store({.conninfo = pg->conninfo(), .schema = fresh_schema()});
+    Session s = Session::from_user_message("streaming");
+    auto writer = [](std::shared_ptr<PostgresSessionStore> store, Session s) -> boost::asio::awaitable<std::size_t> {
+        persistence::StoreOpenOptions oo;
+        auto w = co_await store->async_open(s, oo);
+        std::vector<ChunkRowPtr> first{s.chunks()[0]};
+        co_await w->async_append(0, first);
+        for (std::size_t i = 1; i <= 120; ++i) {
+            std::vector<ChunkRowPtr> batch{user_text_chunk("row " + std::to_string(i))};
+            co_await w->async_append(i, batch);
+            boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(10));
+            co_await t.async_wait(boost::asio::use_awaitable);
+        }
+        co_await w->async_close();
+        co_return w->rows_written();
+    };
+    auto done = async::Runtime::default_runtime().submit(writer(store, s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    pg->restart();
+    CHECK(done.get() == 121);
+    auto p = run(store->async_load(s.id()));
+    REQUIRE(p.chunks.size() == 121);
+    for (std::size_t i = 1; i <= 120; ++i) CHECK(std::string(p.chunks[i]->payload().at("content").as_string()) == "row " + std::to_string(i));
+    CHECK(p.closed);
+    CHECK(store->stats().connects >= 2);
 }
 
 }  // TEST_SUITE

@@ -19,9 +19,11 @@
 // Writes: opening is one transaction (header and edges), each acknowledged row batch is
 // one transaction of one statement (one round trip), closing is one. The sessions of a
 // store share a few pipelined connections (rath::pg::Connection, `connections`):
-// concurrent writers' batches travel together. A lost connection fails the batches on the wire with
-// PgError(connection_lost) — their commit is unknown, retry the same batch only after
-// loading the session — and the next call reconnects.
+// concurrent writers' batches travel together. A writer's statements are safe to
+// repeat (opening starts the session over, a batch skips rows already stored, closing
+// rewrites the trailer), so after a lost connection or a failed reconnect they are sent
+// again with backoff (0.1 s doubling, up to 7 attempts, about 6 s): a database restart
+// under a running writer is a pause. Reads, remove and prune are not retried.
 //
 // Thread safety, cancellation, errors: as SessionStore; database failures are
 // rath::pg::PgError with the SQLSTATE.
