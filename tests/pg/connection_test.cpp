@@ -164,6 +164,31 @@ TEST_CASE("a server restarted between requests is invisible: the next request re
     CHECK(c.stats().connects == 2);
 }
 
+TEST_CASE("requests and results far larger than the socket buffers go through whole") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    Connection c = connect_to(*pg);
+    // 16 MiB up (PQflush must wait for the socket to drain) while 16 MiB of results of
+    // other pipelined requests come down (read while writing, or both sides stall).
+    auto up = [](Connection c) -> asio::awaitable<std::string> {
+        std::vector<Param> params{Param(std::string(16u << 20, 'x'))};
+        Result r = co_await c.query("SELECT length($1)", params);
+        co_return *r.rows.at(0).at(0);
+    };
+    auto down = [](Connection c) -> asio::awaitable<std::size_t> {
+        Result r = co_await c.query("SELECT repeat('y', 1024) FROM generate_series(1, 16384)");
+        std::size_t bytes = 0;
+        for (const auto& row : r.rows) bytes += row.at(0)->size();
+        co_return bytes;
+    };
+    auto& rt = async::Runtime::default_runtime();
+    std::vector<async::Lazy<std::size_t>> downs;
+    for (int i = 0; i < 2; ++i) downs.push_back(rt.submit(down(c)));
+    auto u = rt.submit(up(c));
+    CHECK(u.get() == std::to_string(16u << 20));
+    for (auto& d : downs) CHECK(d.get() == (16u << 20));
+}
+
 TEST_CASE("a refused connection fails each request with ErrorKind::connect and never crashes") {
     ConnectionOptions o;
     o.conninfo = "host=127.0.0.1 port=1 user=nobody dbname=x connect_timeout=2";
