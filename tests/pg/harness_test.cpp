@@ -1,5 +1,6 @@
 // tests/support/postgres.hpp: the private server the pg suites run against.
 #include "pg/pg_support.hpp"
+#include "support/env.hpp"
 
 #include <doctest/doctest.h>
 
@@ -62,6 +63,14 @@ TEST_CASE("a test process that dies leaves no server behind: the guardian stops 
     for (int i = 0; i < 500 && std::filesystem::exists(dir); ++i) ::usleep(20000);
     CHECK_FALSE(std::filesystem::exists(dir));
     CHECK_FALSE(port_accepts(port));
+}
+
+TEST_CASE("without the server binaries the harness says which package to install") {
+    rath::test::EnvGuard env{{"RATH_PG_BINDIR", "/nonexistent/rath-pg-bin"}};
+    std::string why = rath::test::PostgresServer::unavailable_reason();
+    CHECK(why.find("postgresql-15") != std::string::npos);
+    CHECK(why.find("RATH_PG_BINDIR") != std::string::npos);
+    CHECK_THROWS_AS(rath::test::PostgresServer(), std::runtime_error);
 }
 
 }  // TEST_SUITE

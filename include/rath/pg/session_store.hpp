@@ -14,6 +14,8 @@
 //                       record (json, byte for byte what a JSONL line holds)
 //   rath_lineage_edges  child_id, position, parent_id, lineage_operator
 //   rath_transcript     a view for plain SQL: session_id, idx, kind, payload, content
+//                       (content is text: PostgreSQL refuses to turn a \u0000 escape
+//                       into text, so for such a row read payload, which is json)
 // e.g. SELECT idx, kind, content FROM rath_transcript WHERE session_id = '...' ORDER BY idx;
 //
 // Writes: opening is one transaction (header and edges), each acknowledged row batch is
