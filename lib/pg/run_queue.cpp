@@ -42,8 +42,6 @@ RunState state_from(const std::string& s) {
     return RunState::queued;
 }
 
-}  // namespace
-
 // The listening connection: its own PGconn outside the pipelined Connection, because
 // it sits idle on its socket waiting for NOTIFY. Used by one waiter at a time.
 struct Listener {
@@ -120,6 +118,8 @@ struct Listener {
         return any;
     }
 };
+
+}  // namespace
 
 struct RunQueue::State {
     RunQueueOptions o;
