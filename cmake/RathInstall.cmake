@@ -1,7 +1,11 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS rath_async rath_net rath_rath rath_testing EXPORT rathTargets
+set(rath_installed_targets rath_async rath_net rath_rath rath_testing)
+if(TARGET rath_pg)
+  list(APPEND rath_installed_targets rath_pg)
+endif()
+install(TARGETS ${rath_installed_targets} EXPORT rathTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -4,7 +4,9 @@
 #
 #   scripts/install-deps.sh          what building the library and running the demo needs
 #   scripts/install-deps.sh --test   also what the test suites need: doctest, bubblewrap, CLI11 (the rath command),
-#                                    wrk, chromium (the lineage viewer's browser test), the pinned npm packages (official SDKs, MCP servers,
+#                                    wrk, chromium (the lineage viewer's browser test), PostgreSQL 15 and
+#                                    libpq (rath::pg; the tests start a private server), the pinned npm
+#                                    packages (official SDKs, MCP servers,
 #                                    conformance suites) and Node 22 in .deps/node22
 set -euo pipefail
 
@@ -22,7 +24,9 @@ packages=(
   libsimdjson-dev libssl-dev zlib1g-dev libsqlite3-dev openssl ca-certificates graphviz
 )
 if ((with_tests)); then
-  packages+=(doctest-dev bubblewrap wrk libcli11-dev chromium)
+  # chromium: the lineage viewer's browser test. PostgreSQL 15 server and libpq: rath::pg
+  # and its suites (the tests start a private server).
+  packages+=(doctest-dev bubblewrap wrk libcli11-dev chromium postgresql-15 libpq-dev)
 fi
 
 missing=()

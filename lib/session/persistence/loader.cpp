@@ -256,9 +256,9 @@ public:
         }
     }
 
-    PersistedSession finish() {
+    PersistedSession finish(bool is_file = true) {
         if (!have_header_) throw PersistenceError(path_.string() + ": no header record found", path_.string());
-        out_.path = canonical_or_absolute(path_);
+        if (is_file) out_.path = canonical_or_absolute(path_);
         out_.chunks = ChunkTable(std::span<const ChunkRowPtr>(rows_));
         return std::move(out_);
     }
@@ -351,6 +351,15 @@ PersistedSession load_file(const fs::path& path, std::optional<std::string> expe
 }  // namespace
 
 PersistedSession load_session_file(const fs::path& path) { return load_file(path, std::nullopt); }
+
+PersistedSession load_session_records(std::string_view source, const std::vector<std::string>& records,
+                                      std::optional<std::string> expected_id) {
+    const fs::path name{std::string(source)};
+    FileReader reader(name, std::move(expected_id));
+    std::size_t lineno = 0;
+    for (const auto& r : records) reader.record(++lineno, r);
+    return reader.finish(false);
+}
 
 void check_tool_order(const ChunkTable& rows) {
     std::set<std::string> open_calls;

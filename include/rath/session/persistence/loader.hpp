@@ -55,6 +55,12 @@ struct PersistedSession {
                                             std::optional<std::filesystem::path> path = std::nullopt);
 // Loads one file.
 [[nodiscard]] PersistedSession load_session_file(const std::filesystem::path& path);
+// A session kept as records somewhere else (a database): header, chunks in index
+// order, then the trailer if any, each one JSON text as a file line holds it. The same
+// checks as a file; errors name `source` and the record's 1-based position; the
+// result's path is empty.
+[[nodiscard]] PersistedSession load_session_records(std::string_view source, const std::vector<std::string>& records,
+                                                    std::optional<std::string> expected_id = std::nullopt);
 // The same on the runtime's blocking pool.
 [[nodiscard]] boost::asio::awaitable<PersistedSession> async_load_session(
     std::string session_id, std::optional<std::filesystem::path> path = std::nullopt);

@@ -1,0 +1,94 @@
+#pragma once
+// rath::pg::RunQueue: a durable queue of runs in PostgreSQL (table rath_runs in the
+// rath schema, rath/pg/session_store.hpp), for worker processes that take runs, keep
+// them alive with heartbeats, and finish them.
+//
+// - async_enqueue adds a run and, in the same transaction, NOTIFYs the queue's channel,
+//   so idle workers blocked in async_wait_for_work wake at once.
+// - async_claim takes the oldest run that is queued or whose lease expired (its worker
+//   died or stalled), with FOR UPDATE SKIP LOCKED: concurrent claimers never take the
+//   same run and never wait for each other. The claim sets a lease (owner, expiry) and
+//   counts the attempt.
+// - async_heartbeat extends the lease; async_complete / async_fail finish the run. Each
+//   succeeds only while `owner` still holds the run: a worker whose lease expired and
+//   whose run was taken over learns so (false) and must drop its work.
+//
+// What this does not do: run anything. Executing a claimed run (the agent loop, its
+// persistence, resuming at a step boundary) is the worker's job.
+//
+// Thread safety: every member function may be called from any thread at once, except
+// async_wait_for_work: one waiter at a time per RunQueue. Cancellation: cancelling an
+// awaiting coroutine ends its wait only (a claim or completion already sent still takes
+// effect). Errors: PgError for database failures (a lost connection fails the call; the
+// next one reconnects), PersistenceError for a schema newer than this rath.
+#include <rath/pg/connection.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rath::pg {
+
+struct RunQueueOptions {
+    std::string conninfo;
+    std::string schema = "public";
+    std::string queue = "default";  // several queues share the table; each has its own channel
+    async::Runtime* runtime = nullptr;
+};
+
+struct ClaimedRun {
+    std::int64_t id = 0;
+    std::string payload;  // the JSON text given to async_enqueue
+    int attempts = 0;     // 1 on the first claim, more after lease expiries
+};
+
+enum class RunState { queued, running, done, failed };
+
+struct RunStatus {
+    RunState state = RunState::queued;
+    int attempts = 0;
+    std::optional<std::string> owner;
+    std::optional<std::string> result;  // JSON text, once done
+    std::optional<std::string> error;   // once failed
+};
+
+class RunQueue {
+public:
+    // Never blocks; connections are made by the first calls.
+    explicit RunQueue(RunQueueOptions options);
+    ~RunQueue();
+    RunQueue(const RunQueue&) = delete;
+    RunQueue& operator=(const RunQueue&) = delete;
+
+    // Creates or upgrades the schema (the other calls do it first, once).
+    [[nodiscard]] boost::asio::awaitable<void> async_migrate();
+    // `payload` must be JSON text. Returns the run's id.
+    [[nodiscard]] boost::asio::awaitable<std::int64_t> async_enqueue(std::string payload);
+    [[nodiscard]] boost::asio::awaitable<std::optional<ClaimedRun>> async_claim(std::string owner,
+                                                                                std::chrono::milliseconds lease);
+    [[nodiscard]] boost::asio::awaitable<bool> async_heartbeat(std::int64_t id, std::string owner,
+                                                               std::chrono::milliseconds lease);
+    // `result` must be JSON text.
+    [[nodiscard]] boost::asio::awaitable<bool> async_complete(std::int64_t id, std::string owner, std::string result);
+    [[nodiscard]] boost::asio::awaitable<bool> async_fail(std::int64_t id, std::string owner, std::string error);
+    // nullopt for an unknown id.
+    [[nodiscard]] boost::asio::awaitable<std::optional<RunStatus>> async_status(std::int64_t id);
+    // Waits until an enqueue on this queue is notified (true) or `timeout` passes
+    // (false). The worker's loop: claim; when nothing is there, wait; repeat. The call
+    // that makes the listening connection (the first, and after the connection broke)
+    // returns true at once: enqueues since the last claim may have gone unannounced, so
+    // the caller should look. A true is a hint, not a promise: another worker may claim
+    // the run first.
+    [[nodiscard]] boost::asio::awaitable<bool> async_wait_for_work(std::chrono::milliseconds timeout);
+
+    struct State;
+
+private:
+    std::shared_ptr<State> st_;
+};
+
+}  // namespace rath::pg

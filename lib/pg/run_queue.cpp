@@ -1,0 +1,281 @@
+#include <rath/async/runtime.hpp>
+#include <rath/pg/run_queue.hpp>
+
+#include "lib/pg/schema.hpp"
+
+#include <libpq-fe.h>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace rath::pg {
+
+namespace {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+struct Finish {
+    void operator()(PGconn* p) const noexcept { PQfinish(p); }
+};
+using Owned = std::unique_ptr<PGconn, Finish>;
+
+std::string trimmed(const char* msg) {
+    std::string s = msg ? msg : "";
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()); }
+
+RunState state_from(const std::string& s) {
+    if (s == "running") return RunState::running;
+    if (s == "done") return RunState::done;
+    if (s == "failed") return RunState::failed;
+    return RunState::queued;
+}
+
+// The listening connection: its own PGconn outside the pipelined Connection, because
+// it sits idle on its socket waiting for NOTIFY. Used by one waiter at a time.
+struct Listener {
+    async::Runtime* rt = nullptr;
+    std::string conninfo, channel;
+    PGconn* conn = nullptr;
+    std::optional<boost::asio::posix::stream_descriptor> sock;
+
+    ~Listener() { drop(); }
+
+    void drop() noexcept {
+        if (sock) {
+            boost::system::error_code ec;
+            sock->close(ec);
+            sock.reset();
+        }
+        if (conn) {
+            PQfinish(conn);
+            conn = nullptr;
+        }
+    }
+
+    boost::asio::awaitable<void> connect() {
+        drop();
+        std::string info = conninfo;
+        auto job = [info]() -> Owned {
+            Owned c(PQconnectdb(info.c_str()));
+            if (!c || PQstatus(c.get()) != CONNECTION_OK)
+                throw PgError(ErrorKind::connect, "",
+                              "PostgreSQL connection failed: " + (c ? trimmed(PQerrorMessage(c.get())) : "out of memory"));
+            if (PQsetnonblocking(c.get(), 1) != 0)
+                throw PgError(ErrorKind::connect, "", "PostgreSQL connection setup failed: " + trimmed(PQerrorMessage(c.get())));
+            return c;
+        };
+        Owned made = co_await async::Runtime::async_blocking(rt->blocking_executor(), std::move(job));
+        int fd = ::fcntl(PQsocket(made.get()), F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) throw PgError(ErrorKind::connect, "", "PostgreSQL connection setup failed: cannot dup the socket");
+        conn = made.release();
+        sock.emplace(rt->executor(), fd);
+        // LISTEN, answered before the first wait, so no enqueue after this returns is missed.
+        std::string sql = "LISTEN " + detail::quote_ident(channel);
+        if (!PQsendQuery(conn, sql.c_str())) throw lost();
+        for (int r; (r = PQflush(conn)) != 0;) {
+            if (r < 0) throw lost();
+            co_await sock->async_wait(boost::asio::posix::stream_descriptor::wait_write, boost::asio::use_awaitable);
+        }
+        for (;;) {
+            if (!PQconsumeInput(conn)) throw lost();
+            if (PQisBusy(conn)) {
+                co_await sock->async_wait(boost::asio::posix::stream_descriptor::wait_read, boost::asio::use_awaitable);
+                continue;
+            }
+            PGresult* r = PQgetResult(conn);
+            if (!r) break;
+            ExecStatusType st = PQresultStatus(r);
+            std::string msg = trimmed(PQresultErrorMessage(r));
+            PQclear(r);
+            if (st != PGRES_COMMAND_OK) throw PgError(ErrorKind::query, "", "LISTEN failed: " + msg);
+        }
+    }
+
+    PgError lost() const {
+        return PgError(ErrorKind::connection_lost, "",
+                       "PostgreSQL listening connection lost: " + (conn ? trimmed(PQerrorMessage(conn)) : std::string()));
+    }
+
+    // True when a notification was waiting (all pending ones are consumed).
+    bool take_notifications() {
+        bool any = false;
+        while (PGnotify* n = PQnotifies(conn)) {
+            PQfreemem(n);
+            any = true;
+        }
+        return any;
+    }
+};
+
+}  // namespace
+
+struct RunQueue::State {
+    RunQueueOptions o;
+    std::string s;  // quoted schema
+    Connection conn;
+    std::mutex mu;
+    std::optional<async::Lazy<void>> ready;
+    Listener listener;
+
+    explicit State(RunQueueOptions opts)
+        : o(std::move(opts)), s(detail::quote_ident(o.schema)), conn(ConnectionOptions{o.conninfo, o.runtime}) {
+        listener.rt = o.runtime ? o.runtime : &async::Runtime::default_runtime();
+        listener.conninfo = o.conninfo;
+        // NOTIFY channels are identifiers: at most 63 bytes.
+        listener.channel = ("rath_runs:" + o.schema + ":" + o.queue).substr(0, 63);
+    }
+
+    boost::asio::awaitable<void> ensure_ready() {
+        async::Lazy<void> done;
+        bool first = false;
+        {
+            std::lock_guard lk(mu);
+            if (!ready) {
+                ready.emplace();
+                first = true;
+            }
+            done = *ready;
+        }
+        if (first) {
+            try {
+                (void)co_await detail::migrate_schema(conn, o.schema);
+                done.set_value();
+            } catch (...) {
+                {
+                    std::lock_guard lk(mu);
+                    ready.reset();
+                }
+                done.set_exception(std::current_exception());
+            }
+        }
+        co_await done.async_get();
+    }
+};
+
+RunQueue::RunQueue(RunQueueOptions options) : st_(std::make_shared<State>(std::move(options))) {}
+RunQueue::~RunQueue() = default;
+
+boost::asio::awaitable<void> RunQueue::async_migrate() { co_await st_->ensure_ready(); }
+
+boost::asio::awaitable<std::int64_t> RunQueue::async_enqueue(std::string payload) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Statement> tx;
+    tx.push_back(Statement{"INSERT INTO " + st->s + ".rath_runs (queue, payload) VALUES ($1, $2::json) RETURNING id",
+                           {Param(st->o.queue), Param(std::move(payload))}});
+    tx.push_back(Statement{"SELECT pg_notify($1, '')", {Param(st->listener.channel)}});
+    std::vector<Result> r = co_await st->conn.transaction(std::move(tx));
+    co_return std::strtoll(r.front().rows.at(0).at(0)->c_str(), nullptr, 10);
+}
+
+boost::asio::awaitable<std::optional<ClaimedRun>> RunQueue::async_claim(std::string owner,
+                                                                        std::chrono::milliseconds lease) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    const std::string& s = st->s;
+    std::vector<Param> params{Param(st->o.queue), Param(std::move(owner)), Param(ms(lease))};
+    Result r = co_await st->conn.query(
+        "UPDATE " + s + ".rath_runs r SET state = 'running', lease_owner = $2,"
+            " lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = r.attempts + 1,"
+            " started_at = coalesce(r.started_at, now())"
+            " WHERE r.id = (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND (state = 'queued'"
+            " OR (state = 'running' AND lease_expires_at < now())) ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)"
+            " RETURNING r.id, r.payload::text, r.attempts",
+        std::move(params));
+    if (r.rows.empty()) co_return std::nullopt;
+    const auto& row = r.rows.front();
+    co_return ClaimedRun{std::strtoll(row.at(0)->c_str(), nullptr, 10), *row.at(1), std::atoi(row.at(2)->c_str())};
+}
+
+boost::asio::awaitable<bool> RunQueue::async_heartbeat(std::int64_t id, std::string owner,
+                                                       std::chrono::milliseconds lease) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(ms(lease))};
+    Result r = co_await st->conn.query("UPDATE " + st->s +
+                                           ".rath_runs SET lease_expires_at = now() + $3::bigint * interval '1 millisecond'"
+                                           " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
+                                       std::move(params));
+    co_return r.affected > 0;
+}
+
+boost::asio::awaitable<bool> RunQueue::async_complete(std::int64_t id, std::string owner, std::string result) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(std::move(result))};
+    Result r = co_await st->conn.query("UPDATE " + st->s +
+                                           ".rath_runs SET state = 'done', result = $3::json, finished_at = now()"
+                                           " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
+                                       std::move(params));
+    co_return r.affected > 0;
+}
+
+boost::asio::awaitable<bool> RunQueue::async_fail(std::int64_t id, std::string owner, std::string error) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(std::move(error))};
+    Result r = co_await st->conn.query("UPDATE " + st->s +
+                                           ".rath_runs SET state = 'failed', error = $3, finished_at = now()"
+                                           " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
+                                       std::move(params));
+    co_return r.affected > 0;
+}
+
+boost::asio::awaitable<std::optional<RunStatus>> RunQueue::async_status(std::int64_t id) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id))};
+    Result r = co_await st->conn.query(
+        "SELECT state, attempts, lease_owner, result::text, error FROM " + st->s + ".rath_runs WHERE id = $1::bigint",
+        std::move(params));
+    if (r.rows.empty()) co_return std::nullopt;
+    auto& row = r.rows.front();
+    RunStatus out;
+    out.state = state_from(*row.at(0));
+    out.attempts = std::atoi(row.at(1)->c_str());
+    out.owner = row.at(2);
+    out.result = row.at(3);
+    out.error = row.at(4);
+    co_return out;
+}
+
+boost::asio::awaitable<bool> RunQueue::async_wait_for_work(std::chrono::milliseconds timeout) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    Listener& l = st->listener;
+    if (!l.conn) {
+        co_await l.connect();
+        // Anything enqueued while nobody listened went unannounced: look now.
+        co_return true;
+    }
+    boost::asio::steady_timer timer(l.sock->get_executor(), timeout);
+    for (;;) {
+        if (!PQconsumeInput(l.conn) || PQstatus(l.conn) != CONNECTION_OK) {
+            l.drop();
+            co_return true;
+        }
+        if (l.take_notifications()) co_return true;
+        auto which = co_await (
+            l.sock->async_wait(boost::asio::posix::stream_descriptor::wait_read, boost::asio::use_awaitable) ||
+            timer.async_wait(boost::asio::use_awaitable));
+        if (which.index() == 1) {
+            // A last look: a notification may have arrived with the timeout.
+            if (PQconsumeInput(l.conn) && l.take_notifications()) co_return true;
+            co_return false;
+        }
+    }
+}
+
+}  // namespace rath::pg

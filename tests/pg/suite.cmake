@@ -1,0 +1,15 @@
+# rath::pg against a private PostgreSQL server the suite starts itself
+# (tests/support/postgres.hpp). Registered only when rath::pg is built (libpq found);
+# under RATH_CI configure already failed without libpq, and the suite fails without
+# the server binaries.
+if(TARGET rath_pg)
+  rath_add_test_suite(pg LIBS rath::pg LABELS "pg;tsan" TIMEOUT 600)
+endif()
+if(TARGET rath_pg)
+  # Starts a server and dies without teardown (the guardian test).
+  rath_add_test_helper(pg_server_child pg pg_server_child.cpp)
+endif()
+if(TARGET rath_pg)
+  # Claims a run and heartbeats until SIGKILLed (the run queue's kill -9 test).
+  rath_add_test_helper(pg_queue_worker pg pg_queue_worker.cpp LIBS rath::pg)
+endif()
