@@ -150,6 +150,7 @@ json::object config_to_json(const RecordingConfig& c) {
     for (const auto& n : c.user_tools) user.emplace_back(n);
     o["user_tools"] = std::move(user);
     o["max_tool_rounds"] = c.max_tool_rounds;
+    o["sandbox_prepared"] = c.sandbox_prepared;
     return o;
 }
 
@@ -244,6 +245,10 @@ RecordingConfig decode_config(const Fields& f) {
         c.user_tools.emplace_back(n.get_string());
     }
     c.max_tool_rounds = static_cast<int>(f.integer("max_tool_rounds"));
+    if (auto it = f.o.find("sandbox_prepared"); it != f.o.end()) {  // absent in older recordings
+        if (!it->value().is_bool()) f.fail("field 'sandbox_prepared' must be a boolean");
+        c.sandbox_prepared = it->value().get_bool();
+    }
     return c;
 }
 

@@ -561,10 +561,12 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
     lo.provider = provider;
     lo.tools = recorded_tools(config, original, st->results);
     // A fresh local workspace only: a replay never runs commands in a directory of the
-    // user's (a spec's working_dir) nor needs a remote sandbox that went with its run.
+    // user's (a spec's working_dir), needs no remote sandbox that went with its run, and
+    // cannot rebuild a workspace the program filled before the run (sandbox_prepared).
     const auto& spec = original.header.sandbox_spec;
-    st->rerun_builtins = !original.header.sandbox_backend ||
-                         (*original.header.sandbox_backend == "local" && !(spec && spec->working_dir));
+    st->rerun_builtins = !config.sandbox_prepared &&
+                         (!original.header.sandbox_backend ||
+                          (*original.header.sandbox_backend == "local" && !(spec && spec->working_dir)));
     lo.executor = std::make_shared<ReplayExecutor>(st, client);
     lo.max_tool_rounds = config.max_tool_rounds;
     lo.persist_path = out_dir;

@@ -150,6 +150,7 @@ std::string recording_config_line(const LoopRun& run, const Prepared& p, const L
     rc.tools = c.schemas.tools();
     for (const auto& t : run.opt->tools) rc.user_tools.push_back(t->name());
     rc.max_tool_rounds = c.max_tool_rounds;
+    rc.sandbox_prepared = run.user.sandbox() != nullptr;
     return persistence::record_line(llm::config_to_json(rc));
 }
 

@@ -3,6 +3,7 @@
 // on the local sandbox) replayed from their files.
 #include "support/temp_dir.hpp"
 
+#include <rath/backend/backend.hpp>
 #include <rath/loop/replay.hpp>
 #include <rath/loop/session_loop.hpp>
 #include <rath/session/persistence/paths.hpp>
@@ -48,7 +49,9 @@ rath::tool::FlowToolPtr shout_tool(std::shared_ptr<std::atomic<int>> calls) {
 
 // One recorded run: the model calls the user tool and the built-in
 // workspace_path_exists in one round, then answers.
-Session record_run(const fs::path& dir, std::shared_ptr<std::atomic<int>> calls) {
+// `prepare`: open the session's sandbox and put a file in it before the run, as a program
+// that sets up a workspace does.
+Session record_run(const fs::path& dir, std::shared_ptr<std::atomic<int>> calls, bool prepare = false) {
     rath::llm::Provider provider;
     provider.model = "replay-model";
     provider.sampling.temperature = 0.5;
@@ -64,6 +67,8 @@ Session record_run(const fs::path& dir, std::shared_ptr<std::atomic<int>> calls)
     o.record_llm = true;
     Session user = Session::from_user_message("Check a.txt");
     user.to("local");  // the built-in's sandbox: a fresh local workspace, in the replay too
+    if (prepare)
+        (void)user.require_sandbox()->dispatch(rath::backend::FilesWrite{.path = "nothing-here.txt", .data = "x"});
     Session out = rath::run_session_loop(user, Session::from_agent_prompt("You check paths."), o);
     out.synchronize();
     return out;
@@ -129,6 +134,23 @@ TEST_CASE("a recorded run replays identically: the user tool answers from the re
     // The recording's own path is accepted too.
     CHECK(rath::replay_session(rath::persistence::recording_path_for(transcript), {.output_dir = replay_dir.path()})
               .identical());
+}
+
+TEST_CASE("a run whose sandbox was open and filled before it answers the built-ins from the recording") {
+    rath::test::TempDir dir;
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    const Session out = record_run(dir.path(), calls, /*prepare=*/true);
+    const fs::path transcript = dir.path() / (out.id() + ".jsonl");
+    const std::string recording = read(rath::persistence::recording_path_for(transcript));
+    const auto config = json::parse(recording.substr(0, recording.find('\n'))).as_object();
+    CHECK(config.at("sandbox_prepared") == true);
+    rath::test::TempDir replay_dir;
+    const rath::ReplayReport r = rath::replay_session(transcript, {.output_dir = replay_dir.path()});
+    INFO((r.divergence ? r.divergence->summary : ""));
+    // A fresh workspace would lack the file and answer differently; the recorded result stands in.
+    CHECK(r.identical());
+    CHECK(r.tools_rerun.empty());
+    CHECK(r.tools_recorded == std::vector<std::string>{"shout", "workspace_path_exists"});
 }
 
 TEST_CASE("a built-in tool whose result differs from the recorded one is the first divergence, a tool_result") {

@@ -4,6 +4,8 @@
 // proxy or config reaches a test.
 #include "support/temp_dir.hpp"
 
+#include <rath/config/env.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
@@ -59,18 +61,23 @@ private:
 };
 
 // The variables a provider, the config store or the HTTP client read.
-inline constexpr const char* provider_env_names[] = {
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_DEFAULT_MODEL", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY",
-    "AZURE_API_KEY", "OPENAI_API_VERSION", "AZURE_OPENAI_API_VERSION", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_DEFAULT_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "LITELLM_API_KEY", "LITELLM_API_BASE",
-    "LITELLM_MODEL", "ATLASCLOUD_API_KEY", "ATLAS_CLOUD_API_KEY", "ATLASCLOUD_DEFAULT_MODEL",
-    "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"};
+// Proxies reach every HTTP client; a developer's would send loopback tests elsewhere.
+inline constexpr const char* proxy_env_names[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                  "https_proxy", "ALL_PROXY", "all_proxy"};
 
-// The provider variables unset and OPENRATH_HOME at an empty temp dir.
+// Every variable rath reads (rath/config/env.hpp) unset, but for the ones that only
+// tune the process (threads, colours, the examples' offline switch); proxies unset;
+// OPENRATH_HOME at an empty temp dir.
 class CleanEnv {
 public:
     CleanEnv() {
-        for (const char* name : provider_env_names) env_.set(name, nullptr);
+        for (const auto& v : rath::config::declared_env()) {
+            const std::string name(v.name);
+            if (name == "OPENRATH_HOME" || name == "RATH_THREADS" || name == "NO_COLOR" || name == "RATH_EXAMPLES_OFFLINE")
+                continue;
+            env_.set(name.c_str(), nullptr);
+        }
+        for (const char* name : proxy_env_names) env_.set(name, nullptr);
     }
     const std::filesystem::path& path() const { return home_.path(); }
 

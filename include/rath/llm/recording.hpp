@@ -96,6 +96,9 @@ struct RecordingConfig {
     std::vector<FunctionTool> tools{};   // the schemas the requests offered, in order
     std::vector<std::string> user_tools{};  // which of them were the program's own (not built-ins)
     int max_tool_rounds = 64;
+    // The session arrived with its sandbox already open: its workspace may hold what the
+    // program put there before the run, which a fresh workspace would not.
+    bool sandbox_prepared = false;
 };
 
 struct Recording {

@@ -6,8 +6,10 @@
 // local backend) and their results meet the recorded ones in the next request; a tool
 // the replay cannot or must not run answers with its recorded result, and the report
 // lists it: a tool of the program's own (a C++ function), and the built-ins of a
-// session whose sandbox was remote (opensandbox: gone with its run) or a local one
-// with a working_dir of the user's (a replay never runs commands there). The replayed
+// session whose sandbox was remote (opensandbox: gone with its run), a local one with a
+// working_dir of the user's (a replay never runs commands there), or one the session
+// arrived with already open (its workspace held what the program put there before the
+// run, which a fresh one would not). The replayed
 // transcript is persisted and compared with the original record by record.
 //
 // Thread safety: replay_session may run from any thread but a runtime's io thread (it
