@@ -9,7 +9,13 @@ install(TARGETS ${rath_installed_targets} EXPORT rathTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rath DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# rath/pg/ declares rath::pg, which exists only when libpq was found.
+if(TARGET rath_pg)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rath DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+else()
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rath DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          PATTERN "pg" EXCLUDE)
+endif()
 install(EXPORT rathTargets NAMESPACE rath:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rath)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/rathConfig.cmake.in
