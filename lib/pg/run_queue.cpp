@@ -128,6 +128,7 @@ struct RunQueue::State {
     std::mutex mu;
     std::optional<async::Lazy<void>> ready;
     Listener listener;
+    Listener finished_listener;  // the finished channel (async_wait_for_finished)
 
     explicit State(RunQueueOptions opts)
         : o(std::move(opts)), s(detail::quote_ident(o.schema)), conn(ConnectionOptions{o.conninfo, o.runtime}) {
@@ -135,6 +136,9 @@ struct RunQueue::State {
         listener.conninfo = o.conninfo;
         // NOTIFY channels are identifiers: at most 63 bytes.
         listener.channel = ("rath_runs:" + o.schema + ":" + o.queue).substr(0, 63);
+        finished_listener.rt = listener.rt;
+        finished_listener.conninfo = o.conninfo;
+        finished_listener.channel = ("rath_done:" + o.schema + ":" + o.queue).substr(0, 63);
     }
 
     boost::asio::awaitable<void> ensure_ready() {
@@ -163,6 +167,58 @@ struct RunQueue::State {
         co_await done.async_get();
     }
 };
+
+namespace {
+
+// Finishes a run the caller still owns and, in the same transaction, NOTIFYs the
+// finished channel with the run's id (only when the update took: a NOTIFY in a
+// transaction is sent at commit).
+boost::asio::awaitable<bool> finish(RunQueue::State& st, const char* set, std::vector<Param> params) {
+    std::vector<Statement> tx;
+    tx.push_back(Statement{"UPDATE " + st.s + ".rath_runs SET " + set + ", finished_at = now()"
+                               " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
+                           std::move(params)});
+    tx.push_back(Statement{"SELECT pg_notify($1, '') FROM " + st.s + ".rath_runs WHERE id = $2::bigint AND state <> 'running'",
+                           {Param(st.finished_listener.channel), tx.front().params.at(0)}});
+    std::vector<Result> r = co_await st.conn.transaction(std::move(tx));
+    co_return r.front().affected > 0;
+}
+
+// Waits on `l` as async_wait_for_work describes.
+boost::asio::awaitable<bool> wait_on(Listener& l, std::chrono::milliseconds timeout) {
+    if (!l.conn) {
+        co_await l.connect();
+        co_return true;
+    }
+    boost::asio::steady_timer timer(l.sock->get_executor(), timeout);
+    for (;;) {
+        if (!PQconsumeInput(l.conn) || PQstatus(l.conn) != CONNECTION_OK) {
+            l.drop();
+            co_return true;
+        }
+        if (l.take_notifications()) co_return true;
+        auto which = co_await (
+            l.sock->async_wait(boost::asio::posix::stream_descriptor::wait_read, boost::asio::use_awaitable) ||
+            timer.async_wait(boost::asio::use_awaitable));
+        if (which.index() == 1) {
+            // A last look: a notification may have arrived with the timeout.
+            if (PQconsumeInput(l.conn) && l.take_notifications()) co_return true;
+            co_return false;
+        }
+    }
+}
+
+RunStatus status_from(const std::vector<Param>& row, std::size_t at) {
+    RunStatus out;
+    out.state = state_from(*row.at(at));
+    out.attempts = std::atoi(row.at(at + 1)->c_str());
+    out.owner = row.at(at + 2);
+    out.result = row.at(at + 3);
+    out.error = row.at(at + 4);
+    return out;
+}
+
+}  // namespace
 
 RunQueue::RunQueue(RunQueueOptions options) : st_(std::make_shared<State>(std::move(options))) {}
 RunQueue::~RunQueue() = default;
@@ -215,22 +271,14 @@ boost::asio::awaitable<bool> RunQueue::async_complete(std::int64_t id, std::stri
     auto st = st_;
     co_await st->ensure_ready();
     std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(std::move(result))};
-    Result r = co_await st->conn.query("UPDATE " + st->s +
-                                           ".rath_runs SET state = 'done', result = $3::json, finished_at = now()"
-                                           " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
-                                       std::move(params));
-    co_return r.affected > 0;
+    co_return co_await finish(*st, "state = 'done', result = $3::json", std::move(params));
 }
 
 boost::asio::awaitable<bool> RunQueue::async_fail(std::int64_t id, std::string owner, std::string error) {
     auto st = st_;
     co_await st->ensure_ready();
     std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(std::move(error))};
-    Result r = co_await st->conn.query("UPDATE " + st->s +
-                                           ".rath_runs SET state = 'failed', error = $3, finished_at = now()"
-                                           " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
-                                       std::move(params));
-    co_return r.affected > 0;
+    co_return co_await finish(*st, "state = 'failed', error = $3", std::move(params));
 }
 
 boost::asio::awaitable<std::optional<RunStatus>> RunQueue::async_status(std::int64_t id) {
@@ -241,41 +289,36 @@ boost::asio::awaitable<std::optional<RunStatus>> RunQueue::async_status(std::int
         "SELECT state, attempts, lease_owner, result::text, error FROM " + st->s + ".rath_runs WHERE id = $1::bigint",
         std::move(params));
     if (r.rows.empty()) co_return std::nullopt;
-    auto& row = r.rows.front();
-    RunStatus out;
-    out.state = state_from(*row.at(0));
-    out.attempts = std::atoi(row.at(1)->c_str());
-    out.owner = row.at(2);
-    out.result = row.at(3);
-    out.error = row.at(4);
+    co_return status_from(r.rows.front(), 0);
+}
+
+boost::asio::awaitable<std::vector<std::pair<std::int64_t, RunStatus>>> RunQueue::async_finished(
+    std::vector<std::int64_t> ids) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<std::pair<std::int64_t, RunStatus>> out;
+    if (ids.empty()) co_return out;
+    std::string list = "{";
+    for (std::size_t i = 0; i < ids.size(); ++i) list += (i ? "," : "") + std::to_string(ids[i]);
+    list += "}";
+    std::vector<Param> params{Param(std::move(list))};
+    Result r = co_await st->conn.query("SELECT id, state, attempts, lease_owner, result::text, error FROM " + st->s +
+                                           ".rath_runs WHERE id = ANY($1::bigint[]) AND state IN ('done', 'failed')",
+                                       std::move(params));
+    for (auto& row : r.rows) out.emplace_back(std::strtoll(row.at(0)->c_str(), nullptr, 10), status_from(row, 1));
     co_return out;
 }
 
 boost::asio::awaitable<bool> RunQueue::async_wait_for_work(std::chrono::milliseconds timeout) {
     auto st = st_;
     co_await st->ensure_ready();
-    Listener& l = st->listener;
-    if (!l.conn) {
-        co_await l.connect();
-        // Anything enqueued while nobody listened went unannounced: look now.
-        co_return true;
-    }
-    boost::asio::steady_timer timer(l.sock->get_executor(), timeout);
-    for (;;) {
-        if (!PQconsumeInput(l.conn) || PQstatus(l.conn) != CONNECTION_OK) {
-            l.drop();
-            co_return true;
-        }
-        if (l.take_notifications()) co_return true;
-        auto which = co_await (
-            l.sock->async_wait(boost::asio::posix::stream_descriptor::wait_read, boost::asio::use_awaitable) ||
-            timer.async_wait(boost::asio::use_awaitable));
-        if (which.index() == 1) {
-            // A last look: a notification may have arrived with the timeout.
-            if (PQconsumeInput(l.conn) && l.take_notifications()) co_return true;
-            co_return false;
-        }
-    }
+    co_return co_await wait_on(st->listener, timeout);
+}
+
+boost::asio::awaitable<bool> RunQueue::async_wait_for_finished(std::chrono::milliseconds timeout) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    co_return co_await wait_on(st->finished_listener, timeout);
 }
 
 }  // namespace rath::pg

@@ -3,7 +3,7 @@
 # under RATH_CI configure already failed without libpq, and the suite fails without
 # the server binaries.
 if(TARGET rath_pg)
-  rath_add_test_suite(pg LIBS rath::pg LABELS "pg;tsan" TIMEOUT 600)
+  rath_add_test_suite(pg LIBS rath::pg rath::fake_llm LABELS "pg;tsan" TIMEOUT 600)
 endif()
 if(TARGET rath_pg)
   # Starts a server and dies without teardown (the guardian test).
@@ -12,4 +12,8 @@ endif()
 if(TARGET rath_pg)
   # Claims a run and heartbeats until SIGKILLed (the run queue's kill -9 test).
   rath_add_test_helper(pg_queue_worker pg pg_queue_worker.cpp LIBS rath::pg)
+endif()
+if(TARGET rath_pg AND TARGET rath-worker)
+  # The worker suite spawns build/bin/rath-worker.
+  add_dependencies(test_pg rath-worker)
 endif()

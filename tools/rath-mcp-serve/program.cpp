@@ -3,7 +3,7 @@
 #include <rath/mcp_serve/program.hpp>
 
 #include <rath/config/store.hpp>
-#include <rath/flow/agent.hpp>
+#include <rath/flow/config_agents.hpp>
 #include <rath/llm/provider.hpp>
 #include <rath/log.hpp>
 #include <rath/mcp/server.hpp>
@@ -73,48 +73,6 @@ void usage(std::FILE* to, const char* program) {
 [[noreturn]] void fail(const std::string& message) {
     std::fprintf(stderr, "rath-mcp-serve: %s\n", message.c_str());
     std::exit(2);
-}
-
-struct AgentConfig {
-    std::string name;
-    std::string system_prompt;
-    std::optional<std::string> provider, model, description;
-    int max_tool_rounds = 64;
-};
-
-std::optional<std::string> optional_string(const json::object& o, std::string_view key, const std::string& where) {
-    auto* v = o.if_contains(key);
-    if (!v || v->is_null()) return std::nullopt;
-    if (!v->is_string()) fail(where + "." + std::string(key) + " must be a string");
-    return std::string(v->get_string());
-}
-
-std::vector<AgentConfig> read_agents(const rath::config::ConfigStore& store) {
-    std::vector<AgentConfig> out;
-    auto doc = store.document();
-    auto* section = doc.if_contains("agents");
-    if (!section) return out;
-    if (!section->is_object()) fail(store.path().string() + ": \"agents\" must be an object");
-    for (auto& [name, v] : section->get_object()) {
-        std::string where = "agents." + std::string(name);
-        if (!v.is_object()) fail(store.path().string() + ": " + where + " must be an object");
-        const auto& o = v.get_object();
-        AgentConfig a;
-        a.name = name;
-        auto prompt = optional_string(o, "system_prompt", where);
-        if (!prompt) fail(store.path().string() + ": " + where + ".system_prompt is required");
-        a.system_prompt = *prompt;
-        a.provider = optional_string(o, "provider", where);
-        a.model = optional_string(o, "model", where);
-        a.description = optional_string(o, "description", where);
-        if (auto* r = o.if_contains("max_tool_rounds"); r && !r->is_null()) {
-            if (!r->is_int64() || r->get_int64() < 1 || r->get_int64() > 10000)
-                fail(store.path().string() + ": " + where + ".max_tool_rounds must be an integer in [1, 10000]");
-            a.max_tool_rounds = static_cast<int>(r->get_int64());
-        }
-        out.push_back(std::move(a));
-    }
-    return out;
 }
 
 std::optional<rath::LogLevel> parse_level(std::string_view s) {
@@ -217,26 +175,17 @@ int program_main(int argc, char** argv) {
         if (!agent_names.empty() || all_agents) {
             auto store = config_path ? std::make_shared<rath::config::ConfigStore>(*config_path)
                                      : rath::config::ConfigStore::load();
-            auto agents = read_agents(*store);
-            std::vector<AgentConfig> chosen;
-            if (all_agents) chosen = agents;
-            for (auto& n : agent_names) {
-                auto it = std::find_if(agents.begin(), agents.end(), [&](const AgentConfig& c) { return c.name == n; });
-                if (it == agents.end()) {
-                    std::string names;
-                    for (auto& c : agents) names += (names.empty() ? "'" : ", '") + c.name + "'";
-                    fail("agent '" + n + "' not found in " + store->path().string() + "; available: [" + names + "]");
-                }
-                if (!all_agents) chosen.push_back(*it);
+            std::vector<rath::flow::ConfigAgent> chosen;
+            try {
+                if (all_agents) chosen = rath::flow::read_config_agents(*store);
+                else
+                    for (auto& n : agent_names) chosen.push_back(rath::flow::find_config_agent(*store, n));
+            } catch (const rath::Error& e) {
+                fail(e.what());
             }
             if (chosen.empty()) fail("no agents in " + store->path().string());
             for (auto& c : chosen) {
-                rath::flow::AgentOptions ao;
-                ao.loop.provider = rath::llm::Provider::from_config(c.provider, store);
-                if (c.model) ao.loop.provider.model = c.model;
-                ao.loop.max_tool_rounds = c.max_tool_rounds;
-                ao.description = c.description.value_or("");
-                rath::flow::Agent agent(c.system_prompt, ao);
+                rath::flow::Agent agent = rath::flow::make_config_agent(c, store);
                 server->add_workflow(c.name, c.description.value_or("Runs the rath agent '" + c.name + "' on a message."),
                                      agent.ptr());
             }

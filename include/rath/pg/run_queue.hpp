@@ -17,7 +17,7 @@
 // persistence, resuming at a step boundary) is the worker's job.
 //
 // Thread safety: every member function may be called from any thread at once, except
-// async_wait_for_work: one waiter at a time per RunQueue. Cancellation: cancelling an
+// async_wait_for_work and async_wait_for_finished: one waiter at a time for each. Cancellation: cancelling an
 // awaiting coroutine ends its wait only (a claim or completion already sent still takes
 // effect). Errors: PgError for database failures (a lost connection fails the call; the
 // next one reconnects), PersistenceError for a schema newer than this rath.
@@ -30,6 +30,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rath::pg {
 
@@ -84,6 +86,13 @@ public:
     // the caller should look. A true is a hint, not a promise: another worker may claim
     // the run first.
     [[nodiscard]] boost::asio::awaitable<bool> async_wait_for_work(std::chrono::milliseconds timeout);
+    // The same for finished runs: async_complete / async_fail NOTIFY the queue's finished
+    // channel in their transaction, so a waiter for results (rath::cluster::Client)
+    // wakes when any run of the queue finishes. One waiter at a time per RunQueue.
+    [[nodiscard]] boost::asio::awaitable<bool> async_wait_for_finished(std::chrono::milliseconds timeout);
+    // Of `ids`, those that are done or failed, with their status (one round trip).
+    [[nodiscard]] boost::asio::awaitable<std::vector<std::pair<std::int64_t, RunStatus>>> async_finished(
+        std::vector<std::int64_t> ids);
 
     struct State;
 

@@ -1,0 +1,43 @@
+#pragma once
+// Agents defined by name in config.json's "agents" section: one reader and one builder
+// for every program that serves or runs them (rath-mcp-serve, rath-worker), so an agent
+// name means the same agent everywhere.
+//
+//   "agents": { "<name>": { "system_prompt": string (required),
+//                           "provider": string (an llm.providers entry; default llm.default_provider),
+//                           "model": string, "description": string,
+//                           "max_tool_rounds": int in [1, 10000] (default 64) } }
+//
+// The section is kept by the config store like any key it does not know.
+//
+// Thread safety: free functions over their arguments; safe from any thread.
+// Errors: config::ConfigError (naming the file and key) for a malformed section;
+// config::ConfigLookupError for an unknown agent or provider; make_config_agent throws
+// what Provider::from_config and the Agent constructor throw.
+#include <rath/config/store.hpp>
+#include <rath/flow/agent.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rath::flow {
+
+struct ConfigAgent {
+    std::string name;
+    std::string system_prompt;
+    std::optional<std::string> provider{}, model{}, description{};
+    int max_tool_rounds = 64;
+};
+
+// Every entry of the "agents" section, in the file's order (none without the section).
+[[nodiscard]] std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store);
+// The entry `name`; ConfigLookupError listing the names there are when it is missing.
+[[nodiscard]] ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view name);
+// The Agent an entry describes: its prompt, its provider (resolved in `store`), model
+// and tool-round cap, with the agent's default tools.
+[[nodiscard]] Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store);
+
+}  // namespace rath::flow

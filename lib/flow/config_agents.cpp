@@ -1,0 +1,72 @@
+#include <rath/flow/config_agents.hpp>
+
+#include <rath/llm/provider.hpp>
+
+#include <boost/json.hpp>
+
+namespace rath::flow {
+
+namespace json = boost::json;
+
+namespace {
+
+std::optional<std::string> optional_string(const config::ConfigStore& store, const json::object& o,
+                                           std::string_view key, const std::string& where) {
+    auto* v = o.if_contains(key);
+    if (!v || v->is_null()) return std::nullopt;
+    if (!v->is_string())
+        throw config::ConfigError(store.path().string() + ": " + where + "." + std::string(key) + " must be a string");
+    return std::string(v->get_string());
+}
+
+}  // namespace
+
+std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store) {
+    std::vector<ConfigAgent> out;
+    auto doc = store.document();
+    auto* section = doc.if_contains("agents");
+    if (!section) return out;
+    const std::string file = store.path().string();
+    if (!section->is_object()) throw config::ConfigError(file + ": \"agents\" must be an object");
+    for (auto& [name, v] : section->get_object()) {
+        std::string where = "agents." + std::string(name);
+        if (!v.is_object()) throw config::ConfigError(file + ": " + where + " must be an object");
+        const auto& o = v.get_object();
+        ConfigAgent a;
+        a.name = name;
+        auto prompt = optional_string(store, o, "system_prompt", where);
+        if (!prompt) throw config::ConfigError(file + ": " + where + ".system_prompt is required");
+        a.system_prompt = *prompt;
+        a.provider = optional_string(store, o, "provider", where);
+        a.model = optional_string(store, o, "model", where);
+        a.description = optional_string(store, o, "description", where);
+        if (auto* r = o.if_contains("max_tool_rounds"); r && !r->is_null()) {
+            if (!r->is_int64() || r->get_int64() < 1 || r->get_int64() > 10000)
+                throw config::ConfigError(file + ": " + where + ".max_tool_rounds must be an integer in [1, 10000]");
+            a.max_tool_rounds = static_cast<int>(r->get_int64());
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view name) {
+    auto agents = read_config_agents(store);
+    for (auto& a : agents)
+        if (a.name == name) return a;
+    std::string names;
+    for (auto& a : agents) names += (names.empty() ? "'" : ", '") + a.name + "'";
+    throw config::ConfigLookupError("agent '" + std::string(name) + "' not found in " + store.path().string() +
+                                    "; available: [" + names + "]");
+}
+
+Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store) {
+    AgentOptions ao;
+    ao.loop.provider = llm::Provider::from_config(entry.provider, store);
+    if (entry.model) ao.loop.provider.model = entry.model;
+    ao.loop.max_tool_rounds = entry.max_tool_rounds;
+    ao.description = entry.description.value_or("");
+    return Agent(entry.system_prompt, ao);
+}
+
+}  // namespace rath::flow

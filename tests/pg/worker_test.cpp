@@ -1,0 +1,83 @@
+// rath-worker processes against the suite's private PostgreSQL and an in-process fake
+// LLM: runs taken from the queue, run by the config's agent, stored and completed.
+#include "pg/pg_support.hpp"
+#include "pg/worker_support.hpp"
+
+#include <rath/pg/run_queue.hpp>
+#include <rath/pg/session_store.hpp>
+
+#include <boost/json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+
+using namespace rath;
+using namespace rath::pg;
+using rath::test::run;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string fresh_schema() {
+    static std::atomic<int> n{0};
+    return "w" + std::to_string(::getpid()) + "_" + std::to_string(n++);
+}
+
+RunStatus wait_finished(RunQueue& q, std::int64_t id, std::chrono::milliseconds limit = 60s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        auto s = run(q.async_status(id));
+        REQUIRE(s.has_value());
+        if (s->state == RunState::done || s->state == RunState::failed) return *s;
+        REQUIRE(std::chrono::steady_clock::now() < deadline);
+        std::this_thread::sleep_for(50ms);
+    }
+}
+
+}  // namespace
+
+TEST_SUITE("pg/worker") {
+
+TEST_CASE("a worker runs the named agent on a queued message, stores the output session and completes the run with its id") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    RunQueue q({.conninfo = pg->conninfo(), .schema = schema, .queue = "agents"});
+    const std::int64_t id = run(q.async_enqueue(R"({"agent": "echo", "message": "hello from the queue"})"));
+    const std::int64_t bad = run(q.async_enqueue(R"({"agent": "nobody", "message": "x"})"));
+
+    rath::test::WorkerProcess worker(pg->conninfo(), schema, "agents", config, "w1");
+    const RunStatus done = wait_finished(q, id);
+    REQUIRE(done.state == RunState::done);
+    CHECK(done.attempts == 1);
+    REQUIRE(done.result.has_value());
+    const std::string out_id(json::parse(*done.result).at("session_id").as_string());
+
+    auto store = make_postgres_session_store({.conninfo = pg->conninfo(), .schema = schema});
+    auto stored = run(store->async_load(out_id));
+    CHECK(stored.closed);
+    Session out = stored.to_session();
+    CHECK(out.text() == "hello from the queue");
+    CHECK(out.chunks().size() == 2);  // the user message and the answer (the prompt is the agent's)
+    REQUIRE(stored.usage.has_value());
+    CHECK(stored.usage->total_tokens > 0);
+
+    const RunStatus failed = wait_finished(q, bad);
+    CHECK(failed.state == RunState::failed);
+    REQUIRE(failed.error.has_value());
+    CHECK(failed.error->find("agent 'nobody' not found") != std::string::npos);
+    CHECK(llm.stats().requests == 1);
+
+    // SIGTERM while idle: the worker stops taking runs and exits cleanly.
+    CHECK(worker.signal_and_wait(SIGTERM) == 0);
+    CHECK(worker.output().find("ready\n") == 0);
+}
+
+}  // TEST_SUITE
