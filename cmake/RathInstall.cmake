@@ -9,12 +9,12 @@ install(TARGETS ${rath_installed_targets} EXPORT rathTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# rath/pg/ declares rath::pg, which exists only when libpq was found.
+# rath/pg/ and rath/cluster/ declare rath::pg, which exists only when libpq was found.
 if(TARGET rath_pg)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rath DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 else()
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rath DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          PATTERN "pg" EXCLUDE)
+          PATTERN "pg" EXCLUDE PATTERN "cluster" EXCLUDE)
 endif()
 install(EXPORT rathTargets NAMESPACE rath:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rath)
 
