@@ -11,6 +11,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <sstream>
+#include <thread>
 #include <set>
 
 using namespace rath;
@@ -63,6 +65,103 @@ TEST_CASE("a submitted session resolves to the worker's output, a failed run thr
     CHECK(other.result(run_id).get().text() == "second");
     CHECK(llm.stats().requests == 2);
     CHECK(worker.signal_and_wait(SIGTERM) == 0);
+}
+
+TEST_CASE("40 sessions over 2 worker processes are each completed exactly once, with the rows and usage of a single-process run") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.threads = 2, .latency = 20ms, .mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    rath::test::WorkerProcess w1(pg->conninfo(), schema, "agents", config, "w1");
+    rath::test::WorkerProcess w2(pg->conninfo(), schema, "agents", config, "w2");
+    REQUIRE(w1.wait_for_output("ready\n"));
+    REQUIRE(w2.wait_for_output("ready\n"));
+
+    constexpr int n = 40;
+    auto message = [](int i) { return "session " + std::to_string(i) + " says " + std::string(static_cast<std::size_t>(i % 7 + 1), 'x'); };
+    cluster::Client client(client_options(*pg, schema));
+    std::vector<std::int64_t> ids;
+    std::vector<async::Lazy<Session>> outs;
+    for (int i = 0; i < n; ++i) {
+        ids.push_back(run(client.async_enqueue("echo", Session::from_user_message(message(i)))));
+        outs.push_back(client.result(ids.back()));
+    }
+
+    // The same agent, built from the same config entry, run in this process.
+    auto store = std::make_shared<config::ConfigStore>(config);
+    flow::Agent local = flow::make_config_agent(flow::find_config_agent(*store, "echo"), store);
+    pg::RunQueue q({.conninfo = pg->conninfo(), .schema = schema, .queue = "agents"});
+    for (int i = 0; i < n; ++i) {
+        const Session& remote = outs[static_cast<std::size_t>(i)].get();
+        Session here = local(Session::from_user_message(message(i)));
+        CHECK(remote.text() == message(i));
+        CHECK(remote.chunks().size() == here.chunks().size());
+        CHECK(remote.usage() == here.usage());
+        auto status = run(q.async_status(ids[static_cast<std::size_t>(i)]));
+        REQUIRE(status.has_value());
+        CHECK(status->state == pg::RunState::done);
+        CHECK(status->attempts == 1);
+    }
+    // Both workers took runs, and no run was claimed twice.
+    std::multiset<std::string> claimed;
+    int per_worker[2] = {0, 0};
+    for (int w = 0; w < 2; ++w) {
+        std::istringstream lines((w == 0 ? w1 : w2).output());
+        for (std::string word, id, attempt; lines >> word;) {
+            if (word != "claimed") continue;
+            lines >> id >> attempt;
+            claimed.insert(id);
+            ++per_worker[w];
+        }
+    }
+    CHECK(claimed.size() == static_cast<std::size_t>(n));
+    for (auto id : ids) CHECK(claimed.count(std::to_string(id)) == 1);
+    CHECK(per_worker[0] > 0);
+    CHECK(per_worker[1] > 0);
+    // One model call per cluster run and one per local run.
+    CHECK(llm.stats().requests == static_cast<std::uint64_t>(2 * n));
+    CHECK(w1.signal_and_wait(SIGTERM) == 0);
+    CHECK(w2.signal_and_wait(SIGTERM) == 0);
+}
+
+TEST_CASE("a worker SIGKILLed during a model call loses its run to another worker once the lease lapses, and the run completes once") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.latency = 60s, .mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    cluster::Client client(client_options(*pg, schema));
+    const std::int64_t id = run(client.async_enqueue("echo", Session::from_user_message("survive this")));
+    async::Lazy<Session> out = client.result(id);
+
+    rath::test::WorkerProcess doomed(pg->conninfo(), schema, "agents", config, "doomed", 1000);
+    REQUIRE(doomed.wait_for_output("claimed " + std::to_string(id) + " 1\n"));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (llm.stats().in_flight == 0 && std::chrono::steady_clock::now() - t0 < 20s) std::this_thread::sleep_for(10ms);
+    REQUIRE(llm.stats().in_flight == 1);  // the worker is inside its model call
+    CHECK(doomed.signal_and_wait(SIGKILL) == 128 + SIGKILL);
+
+    llm.set_latency(0ms);
+    const auto killed_at = std::chrono::steady_clock::now();
+    rath::test::WorkerProcess rescuer(pg->conninfo(), schema, "agents", config, "rescuer", 1000);
+    CHECK(out.get().text() == "survive this");
+    CHECK(std::chrono::steady_clock::now() - killed_at >= 500ms);  // not before the lease lapsed
+    CHECK(rescuer.output().find("claimed " + std::to_string(id) + " 2\n") != std::string::npos);
+    pg::RunQueue q({.conninfo = pg->conninfo(), .schema = schema, .queue = "agents"});
+    auto status = run(q.async_status(id));
+    REQUIRE(status.has_value());
+    CHECK(status->state == pg::RunState::done);
+    CHECK(status->attempts == 2);
+    CHECK(status->owner == std::optional<std::string>("rescuer"));
+    // The killed worker's call never completed, so the rescuer made it again: one
+    // completed model call in all.
+    CHECK(llm.stats().final_replies == 1);
+    CHECK(rescuer.signal_and_wait(SIGTERM) == 0);
 }
 
 }  // TEST_SUITE
