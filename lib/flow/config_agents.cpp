@@ -60,13 +60,17 @@ ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view
                                     "; available: [" + names + "]");
 }
 
-Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store) {
+AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store) {
     AgentOptions ao;
     ao.loop.provider = llm::Provider::from_config(entry.provider, store);
     if (entry.model) ao.loop.provider.model = entry.model;
     ao.loop.max_tool_rounds = entry.max_tool_rounds;
     ao.description = entry.description.value_or("");
-    return Agent(entry.system_prompt, ao);
+    return ao;
+}
+
+Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store) {
+    return Agent(entry.system_prompt, config_agent_options(entry, store));
 }
 
 }  // namespace rath::flow

@@ -281,6 +281,37 @@ boost::asio::awaitable<bool> RunQueue::async_fail(std::int64_t id, std::string o
     co_return co_await finish(*st, "state = 'failed', error = $3", std::move(params));
 }
 
+boost::asio::awaitable<bool> RunQueue::async_record_llm_call(std::int64_t id, std::string owner, std::size_t index,
+                                                             std::string request, std::string response) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(std::to_string(index)),
+                              Param(std::move(request)), Param(std::move(response))};
+    std::vector<Statement> tx;
+    tx.push_back(Statement{"INSERT INTO " + st->s + ".rath_run_llm_calls (run_id, idx, request, response)"
+                               " SELECT id, $3::int, $4::json, $5::json FROM " + st->s + ".rath_runs"
+                               " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'"
+                               " ON CONFLICT (run_id, idx) DO NOTHING",
+                           params});
+    tx.push_back(Statement{"SELECT 1 FROM " + st->s +
+                               ".rath_runs WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
+                           {params.at(0), params.at(1)}});
+    std::vector<Result> r = co_await st->conn.transaction(std::move(tx));
+    co_return !r.back().rows.empty();
+}
+
+boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> RunQueue::async_llm_calls(std::int64_t id) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id))};
+    Result r = co_await st->conn.query("SELECT request::text, response::text FROM " + st->s +
+                                           ".rath_run_llm_calls WHERE run_id = $1::bigint ORDER BY idx",
+                                       std::move(params));
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& row : r.rows) out.emplace_back(*row.at(0), *row.at(1));
+    co_return out;
+}
+
 boost::asio::awaitable<std::optional<RunStatus>> RunQueue::async_status(std::int64_t id) {
     auto st = st_;
     co_await st->ensure_ready();

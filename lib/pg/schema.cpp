@@ -59,6 +59,17 @@ const std::vector<std::vector<std::string>>& migrations() {
             " finished_at timestamptz)",
             "CREATE INDEX IF NOT EXISTS rath_runs_claim ON %S.rath_runs (queue, state, id)",
         },
+        {
+            // Each completed model call of a run, so that a worker taking the run over
+            // replays them instead of calling the model again.
+            "CREATE TABLE IF NOT EXISTS %S.rath_run_llm_calls ("
+            " run_id bigint NOT NULL REFERENCES %S.rath_runs (id) ON DELETE CASCADE,"
+            " idx integer NOT NULL,"
+            " request json NOT NULL,"
+            " response json NOT NULL,"
+            " recorded_at timestamptz NOT NULL DEFAULT now(),"
+            " PRIMARY KEY (run_id, idx))",
+        },
     };
     return m;
 }
@@ -98,7 +109,7 @@ boost::asio::awaitable<int> migrate_schema(Connection& c, std::string schema_nam
     const auto& v = r.back().rows.at(0).at(0);
     int version = v ? std::atoi(v->c_str()) : 0;
     const auto& all = migrations();
-    static_assert(latest_schema_version == 2);
+    static_assert(latest_schema_version == 3);
     if (version > static_cast<int>(all.size()))
         throw PersistenceError("the PostgreSQL schema " + s + " is at version " + std::to_string(version) +
                                ", newer than this rath knows (" + std::to_string(all.size()) + ")");

@@ -1,6 +1,7 @@
 #pragma once
 // rath's tables in one PostgreSQL schema, and the numbered migrations that make them:
-// the session store's (version 1) and the run queue's (version 2). Every component
+// the session store's (version 1), the run queue's (version 2) and the runs' recorded
+// model calls (version 3). Every component
 // migrates the whole schema on first use, so a database always has one version.
 #include <rath/pg/connection.hpp>
 
@@ -10,7 +11,7 @@
 
 namespace rath::pg::detail {
 
-inline constexpr int latest_schema_version = 2;
+inline constexpr int latest_schema_version = 3;
 
 // "name" with embedded quotes doubled: an SQL identifier as given.
 [[nodiscard]] std::string quote_ident(const std::string& name);

@@ -158,9 +158,50 @@ TEST_CASE("a worker SIGKILLed during a model call loses its run to another worke
     CHECK(status->state == pg::RunState::done);
     CHECK(status->attempts == 2);
     CHECK(status->owner == std::optional<std::string>("rescuer"));
-    // The killed worker's call never completed, so the rescuer made it again: one
-    // completed model call in all.
+    // The killed worker's call never completed (nothing was recorded), so the rescuer
+    // made it: one completed model call in all.
     CHECK(llm.stats().final_replies == 1);
+    CHECK(rescuer.signal_and_wait(SIGTERM) == 0);
+}
+
+TEST_CASE("a run taken over after its worker was SIGKILLed replays the model calls that worker completed instead of repeating them") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    // Fan-out mode: the model first calls word_count (a tool the agent lacks: the loop
+    // answers it with an error row), then answers "done: ...": two model calls a run.
+    fake_llm::Server llm({.latency = 1500ms});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    cluster::Client client(client_options(*pg, schema));
+    const std::int64_t id = run(client.async_enqueue("echo", Session::from_user_message("count these four words")));
+    async::Lazy<Session> out = client.result(id);
+
+    rath::test::WorkerProcess doomed(pg->conninfo(), schema, "agents", config, "doomed", 1000);
+    auto wait_until = [&](auto pred) {
+        const auto t0 = std::chrono::steady_clock::now();
+        while (!pred() && std::chrono::steady_clock::now() - t0 < 30s) std::this_thread::sleep_for(5ms);
+        return pred();
+    };
+    // The first call is under way: the second will hang until the worker is killed.
+    REQUIRE(wait_until([&] { return llm.stats().in_flight == 1; }));
+    llm.set_latency(60s);
+    REQUIRE(wait_until([&] { return llm.stats().tool_call_replies == 1 && llm.stats().in_flight == 1; }));
+    CHECK(doomed.signal_and_wait(SIGKILL) == 128 + SIGKILL);
+
+    llm.set_latency(0ms);
+    rath::test::WorkerProcess rescuer(pg->conninfo(), schema, "agents", config, "rescuer", 1000);
+    const Session& s = out.get();
+    CHECK(s.text().value_or("").rfind("done: ", 0) == 0);
+    CHECK(rescuer.output().find("claimed " + std::to_string(id) + " 2\n") != std::string::npos);
+    CHECK(rescuer.output().find("replayed " + std::to_string(id) + " 1\n") != std::string::npos);
+    // The tool-call turn was answered once, by the killed worker's call; the rescuer made
+    // only the call the killed worker never finished.
+    CHECK(llm.stats().tool_call_replies == 1);
+    CHECK(llm.stats().final_replies == 1);
+    // The transcript is whole: user, the tool call, its (error) result, the answer.
+    CHECK(s.chunks().size() == 4);
     CHECK(rescuer.signal_and_wait(SIGTERM) == 0);
 }
 

@@ -189,4 +189,23 @@ TEST_CASE("a worker process killed with SIGKILL while holding a run loses it to 
     CHECK(run(q.async_complete(id, "rescuer", "{}")));
 }
 
+TEST_CASE("model calls are recorded only while the owner holds the run, kept once per index, and read back in order") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    RunQueue q(options(*pg, fresh_schema()));
+    const std::int64_t id = run(q.async_enqueue("{}"));
+    CHECK_FALSE(run(q.async_record_llm_call(id, "w", 0, "{\"q\": 0}", "{\"a\": 0}")));  // not claimed yet
+    REQUIRE(run(q.async_claim("w", 10s)).has_value());
+    CHECK(run(q.async_record_llm_call(id, "w", 1, "{\"q\": 1}", "{\"a\": 1}")));
+    CHECK(run(q.async_record_llm_call(id, "w", 0, "{\"q\": 0}", "{\"a\": 0}")));
+    CHECK(run(q.async_record_llm_call(id, "w", 0, "{\"q\": 0}", "{\"a\": \"again\"}")));  // kept as it was
+    CHECK_FALSE(run(q.async_record_llm_call(id, "intruder", 2, "{}", "{}")));
+    const auto calls = run(q.async_llm_calls(id));
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0] == std::pair<std::string, std::string>("{\"q\": 0}", "{\"a\": 0}"));
+    CHECK(calls[1] == std::pair<std::string, std::string>("{\"q\": 1}", "{\"a\": 1}"));
+    CHECK(run(q.async_complete(id, "w", "{}")));
+    CHECK_FALSE(run(q.async_record_llm_call(id, "w", 2, "{}", "{}")));  // finished
+}
+
 }  // TEST_SUITE

@@ -8,10 +8,17 @@
 //   {"agent": "<name>", "message": "<text of one user message>"}
 // Its result: {"session_id": "<uuid of the stored output session>"}; a run that fails
 // (unknown agent, missing input, the agent loop's error) is failed with the error text.
+// Every model response is recorded in the database (RunQueue::async_record_llm_call)
+// before the loop goes on; a worker that takes over a run whose worker died replays
+// those responses instead of calling the model again. Tool calls are not recorded: a
+// taken-over run runs its tools again.
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/config/store.hpp>
 #include <rath/flow/config_agents.hpp>
+#include <rath/llm/chat_client.hpp>
+#include <rath/llm/recording.hpp>
+#include <rath/llm/registry.hpp>
 #include <rath/log.hpp>
 #include <rath/pg/run_queue.hpp>
 #include <rath/pg/session_store.hpp>
@@ -30,6 +37,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 namespace json = boost::json;
@@ -53,7 +62,10 @@ void usage(std::FILE* to, const char* program) {
         "\n"
         "SIGTERM/SIGINT: stop taking runs, finish the current one, exit 0. A worker that dies\n"
         "(SIGKILL) leaves its run to be taken over by another worker when the lease lapses.\n"
-        "Prints \"ready\" on stdout once the queue is reachable and \"claimed <id> <attempt>\" per run.\n",
+        "Model responses are recorded in the database as they come: a run taken over replays them\n"
+        "instead of calling the model again (its tools run again).\n"
+        "Prints \"ready\" on stdout once the queue is reachable, \"claimed <id> <attempt>\" per run and\n"
+        "\"replayed <id> <n>\" when a run reused n recorded model responses.\n",
         to);
 }
 
@@ -79,6 +91,60 @@ std::string string_field(const json::object& o, std::string_view key) {
     return std::string(v->get_string());
 }
 
+// The chat client of one run: the model calls a worker that held the run before
+// completed (recorded in the database) are answered from the record, in order, as long
+// as the loop asks the same requests again; every other call goes to the model, and its
+// response is recorded before the loop sees it, so a worker that dies after it never
+// makes that call again. A request that differs from the record (a tool whose result
+// changed) ends the replay: from there the run calls the model.
+class DurableChatClient final : public rath::llm::ChatClient {
+public:
+    DurableChatClient(std::shared_ptr<rath::llm::ChatClient> inner, rath::pg::RunQueue* queue, std::int64_t run_id,
+                      std::string owner, std::vector<std::pair<std::string, std::string>> recorded)
+        : ChatClient(&inner->runtime()),
+          inner_(std::move(inner)),
+          queue_(queue),
+          run_id_(run_id),
+          owner_(std::move(owner)),
+          recorded_(std::move(recorded)) {}
+
+    const rath::llm::Provider& provider() const noexcept override { return inner_->provider(); }
+    std::string_view kind() const noexcept override { return inner_->kind(); }
+    bool supports_streaming() const noexcept override { return inner_->supports_streaming(); }
+    std::size_t replayed() const noexcept { return replayed_.load(); }
+
+private:
+    boost::asio::awaitable<void> do_complete(const rath::llm::ChatRequest& request, rath::llm::ChatResponse& out,
+                                             const rath::llm::DeltaCallback* on_delta) override {
+        const std::size_t index = next_.fetch_add(1);
+        json::object body = rath::llm::request_to_json(request, provider().model.value_or(""));
+        if (index < recorded_.size() && !diverged_.load()) {
+            json::value was = json::parse(recorded_[index].first);
+            if (was == json::value(body)) {
+                out = rath::llm::response_from_json(json::parse(recorded_[index].second).as_object());
+                replayed_.fetch_add(1);
+                co_return;
+            }
+            diverged_.store(true);
+            rath::log(rath::LogLevel::warning, "rath.worker",
+                      "run " + std::to_string(run_id_) + ": model call " + std::to_string(index) +
+                          " differs from the recorded one; calling the model from here on");
+        }
+        co_await inner_->async_complete(request, out, on_delta);
+        if (!co_await queue_->async_record_llm_call(run_id_, owner_, index, json::serialize(body),
+                                                    json::serialize(rath::llm::response_to_json(out))))
+            throw rath::Error("run " + std::to_string(run_id_) + ": the lease was lost");
+    }
+
+    std::shared_ptr<rath::llm::ChatClient> inner_;
+    rath::pg::RunQueue* queue_;
+    std::int64_t run_id_;
+    std::string owner_;
+    std::vector<std::pair<std::string, std::string>> recorded_;
+    std::atomic<std::size_t> next_{0}, replayed_{0};
+    std::atomic<bool> diverged_{false};
+};
+
 struct Worker {
     rath::async::Runtime& rt = rath::async::Runtime::default_runtime();
     std::shared_ptr<rath::config::ConfigStore> config;
@@ -86,18 +152,26 @@ struct Worker {
     std::unique_ptr<rath::pg::RunQueue> queue;
     std::string owner;
     std::chrono::milliseconds lease{30000};
-    std::map<std::string, rath::flow::Agent> agents;  // built once per name
+    struct AgentEntry {
+        rath::flow::ConfigAgent entry;
+        rath::flow::AgentOptions options;
+        std::shared_ptr<rath::llm::ChatClient> client;  // shared by the runs: one connection pool
+    };
+    std::map<std::string, AgentEntry> agents;  // resolved once per name
 
     template <class T>
     T await(boost::asio::awaitable<T> aw) {
         return rath::async::block_on(rt, std::move(aw));
     }
 
-    rath::flow::Agent& agent(const std::string& name) {
+    const AgentEntry& agent_entry(const std::string& name) {
         auto it = agents.find(name);
         if (it != agents.end()) return it->second;
-        return agents.emplace(name, rath::flow::make_config_agent(rath::flow::find_config_agent(*config, name), config))
-            .first->second;
+        AgentEntry e;
+        e.entry = rath::flow::find_config_agent(*config, name);
+        e.options = rath::flow::config_agent_options(e.entry, config);
+        e.client = rath::llm::chat_client_for(e.options.loop.provider);
+        return agents.emplace(name, std::move(e)).first->second;
     }
 
     // Runs one claimed run to its end: completed, failed, or dropped when the lease was
@@ -108,7 +182,14 @@ struct Worker {
             json::value parsed = json::parse(run.payload);
             if (!parsed.is_object()) throw std::runtime_error("run payload is not a JSON object");
             const auto& p = parsed.get_object();
-            rath::flow::Agent& a = agent(string_field(p, "agent"));
+            const AgentEntry& e = agent_entry(string_field(p, "agent"));
+            // The run's own agent: its chat client replays what an earlier holder of the
+            // run recorded and records the rest.
+            auto client = std::make_shared<DurableChatClient>(e.client, queue.get(), run.id, owner,
+                                                              await(queue->async_llm_calls(run.id)));
+            rath::flow::AgentOptions options = e.options;
+            options.loop.client = client;
+            rath::flow::Agent a(e.entry.system_prompt, options);
             rath::Session in = p.contains("input_session_id")
                                    ? await(store->async_load(string_field(p, "input_session_id"))).to_session()
                                    : rath::Session::from_user_message(string_field(p, "message"));
@@ -127,6 +208,10 @@ struct Worker {
                 }
             }
             out->synchronize();  // throws the loop's error
+            if (client->replayed() > 0) {
+                std::printf("replayed %lld %zu\n", static_cast<long long>(run.id), client->replayed());
+                std::fflush(stdout);
+            }
             await(persist(*out));
         } catch (const std::exception& e) {
             if (!await(queue->async_fail(run.id, owner, e.what())))

@@ -36,8 +36,12 @@ struct ConfigAgent {
 [[nodiscard]] std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store);
 // The entry `name`; ConfigLookupError listing the names there are when it is missing.
 [[nodiscard]] ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view name);
-// The Agent an entry describes: its prompt, its provider (resolved in `store`), model
-// and tool-round cap, with the agent's default tools.
+// The options of the agent an entry describes: its provider (resolved in `store`),
+// model and tool-round cap, with the agent's default tools. A program that needs more
+// (its own chat client) edits them before building Agent(entry.system_prompt, options).
+[[nodiscard]] AgentOptions config_agent_options(const ConfigAgent& entry,
+                                                const std::shared_ptr<config::ConfigStore>& store);
+// Agent(entry.system_prompt, config_agent_options(entry, store)).
 [[nodiscard]] Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store);
 
 }  // namespace rath::flow

@@ -26,6 +26,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -77,6 +78,16 @@ public:
     // `result` must be JSON text.
     [[nodiscard]] boost::asio::awaitable<bool> async_complete(std::int64_t id, std::string owner, std::string result);
     [[nodiscard]] boost::asio::awaitable<bool> async_fail(std::int64_t id, std::string owner, std::string error);
+    // Records the model call number `index` (0, 1, ...) of run `id` — its request and
+    // response as JSON text (rath/llm/recording.hpp's "request" and "response") — while
+    // `owner` holds the run; false when it no longer does (nothing is written). A call
+    // already recorded under that index is kept as it was.
+    [[nodiscard]] boost::asio::awaitable<bool> async_record_llm_call(std::int64_t id, std::string owner,
+                                                                     std::size_t index, std::string request,
+                                                                     std::string response);
+    // The recorded model calls of run `id` in index order: (request, response) JSON text.
+    [[nodiscard]] boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> async_llm_calls(
+        std::int64_t id);
     // nullopt for an unknown id.
     [[nodiscard]] boost::asio::awaitable<std::optional<RunStatus>> async_status(std::int64_t id);
     // Waits until an enqueue on this queue is notified (true) or `timeout` passes

@@ -51,8 +51,8 @@ struct PostgresStoreOptions {
 class PostgresSessionStore : public persistence::SessionStore {
 public:
     // The newest schema version this rath knows (the store's tables came with 1, the
-    // run queue's with 2: one schema holds both).
-    static constexpr int schema_version = 2;
+    // run queue's with 2, the runs' recorded model calls with 3: one schema holds all).
+    static constexpr int schema_version = 3;
     // Creates or upgrades the schema now (every other call does it first, once);
     // returns the version the database is at.
     [[nodiscard]] virtual boost::asio::awaitable<int> async_migrate() = 0;
