@@ -89,7 +89,8 @@ boost::asio::awaitable<void> watch(StatePtr st) {
                     outs = std::move(it->second);
                     st->waiting.erase(it);
                 }
-                co_await settle(st, id, std::move(status), std::move(outs));
+                // Loaded side by side: one slow load does not hold the others back.
+                (void)st->rt->submit(settle(st, id, std::move(status), std::move(outs)));
             }
             {
                 std::lock_guard lk(st->mu);

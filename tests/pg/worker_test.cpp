@@ -80,4 +80,28 @@ TEST_CASE("a worker runs the named agent on a queued message, stores the output 
     CHECK(worker.output().find("ready\n") == 0);
 }
 
+TEST_CASE("SIGTERM during a run lets the worker finish that run, then exit without taking another") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.latency = 1500ms, .mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    RunQueue q({.conninfo = pg->conninfo(), .schema = schema, .queue = "agents"});
+    const std::int64_t first = run(q.async_enqueue(R"({"agent": "echo", "message": "one"})"));
+    const std::int64_t second = run(q.async_enqueue(R"({"agent": "echo", "message": "two"})"));
+
+    rath::test::WorkerProcess worker(pg->conninfo(), schema, "agents", config, "w1");
+    REQUIRE(worker.wait_for_output("claimed " + std::to_string(first) + " 1\n"));
+    CHECK(worker.signal_and_wait(SIGTERM) == 0);
+    auto s1 = run(q.async_status(first));
+    REQUIRE(s1.has_value());
+    CHECK(s1->state == RunState::done);
+    auto s2 = run(q.async_status(second));
+    REQUIRE(s2.has_value());
+    CHECK(s2->state == RunState::queued);
+    CHECK(s2->attempts == 0);
+}
+
 }  // TEST_SUITE

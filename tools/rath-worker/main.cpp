@@ -200,7 +200,16 @@ struct Worker {
             out->when_ready([done] { done->set_value(); }, &rt);
             const auto beat = std::max<std::chrono::milliseconds>(lease / 3, 10ms);
             while (finished.wait_for(beat) != std::future_status::ready) {
-                if (!await(queue->async_heartbeat(run.id, owner, lease))) {
+                bool held = true;
+                try {
+                    held = await(queue->async_heartbeat(run.id, owner, lease));
+                } catch (const rath::pg::PgError& e) {
+                    // The database is away: keep running; the next beat reconnects. If it
+                    // stays away past the lease, the run is taken over and our
+                    // completion is refused.
+                    rath::log(rath::LogLevel::warning, "rath.worker", std::string("heartbeat: ") + e.what());
+                }
+                if (!held) {
                     rath::log(rath::LogLevel::warning, "rath.worker", "lease of run " + std::to_string(run.id) + " lost; dropping it");
                     out->cancel();
                     finished.wait();
@@ -214,13 +223,26 @@ struct Worker {
             }
             await(persist(*out));
         } catch (const std::exception& e) {
-            if (!await(queue->async_fail(run.id, owner, e.what())))
-                rath::log(rath::LogLevel::warning, "rath.worker", "run " + std::to_string(run.id) + " was no longer ours to fail");
+            finish(run, std::nullopt, e.what());
             return;
         }
         json::object result{{"session_id", out->id()}};
-        if (!await(queue->async_complete(run.id, owner, json::serialize(result))))
-            rath::log(rath::LogLevel::warning, "rath.worker", "run " + std::to_string(run.id) + " was no longer ours to complete");
+        finish(run, json::serialize(result), std::nullopt);
+    }
+
+    // Completes (result) or fails (error) the run. A database failure here leaves the
+    // run to lapse and be taken over: the worker goes on.
+    void finish(const rath::pg::ClaimedRun& run, std::optional<std::string> result, std::optional<std::string> error) {
+        try {
+            const bool ours = result ? await(queue->async_complete(run.id, owner, std::move(*result)))
+                                     : await(queue->async_fail(run.id, owner, std::move(*error)));
+            if (!ours)
+                rath::log(rath::LogLevel::warning, "rath.worker",
+                          "run " + std::to_string(run.id) + " was no longer ours to finish");
+        } catch (const rath::pg::PgError& e) {
+            rath::log(rath::LogLevel::warning, "rath.worker",
+                      "run " + std::to_string(run.id) + " could not be finished: " + e.what());
+        }
     }
 
     boost::asio::awaitable<void> persist(rath::Session s) {
