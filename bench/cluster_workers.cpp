@@ -4,11 +4,12 @@
 // first submit to the last output loaded back from the store. The model is an
 // in-process rath::fake_llm::Server (echo, one model call per run, --latency-ms each).
 //
-//   cluster_workers [--sessions N=400] [--workers 1,2,4] [--latency-ms L=0] [--conninfo STR]
+//   cluster_workers [--sessions N=400] [--workers 1,2,4] [--latency-ms L=0] [--concurrency C=1]
+//                   [--conninfo STR]
 //
 // Without --conninfo a private PostgreSQL is started (tests/support/postgres.hpp, fsync
-// off). rath-worker is taken from beside this program (build/bin). Each worker runs one
-// run at a time, so W workers run at most W agents at once. One JSON line per
+// off). rath-worker is taken from beside this program (build/bin). Each worker runs C
+// runs at once (--concurrency), so W workers run at most W*C agents at once. One JSON line per
 // configuration: mode ("workers" or "in_process"), workers, sessions, seconds,
 // sessions_per_s, model requests.
 #include "common/report.hpp"
@@ -40,6 +41,7 @@ struct Args {
     int sessions = 400;
     std::vector<int> workers{1, 2, 4};
     int latency_ms = 0;
+    int concurrency = 1;  // runs at once per worker (rath-worker --concurrency)
     std::string conninfo;
 };
 
@@ -56,13 +58,14 @@ Args parse(int argc, char** argv) {
         };
         if (k == "--sessions") a.sessions = std::stoi(next());
         else if (k == "--latency-ms") a.latency_ms = std::stoi(next());
+        else if (k == "--concurrency") a.concurrency = std::stoi(next());
         else if (k == "--conninfo") a.conninfo = next();
         else if (k == "--workers") {
             a.workers.clear();
             std::stringstream in(next());
             for (std::string w; std::getline(in, w, ',');) a.workers.push_back(std::stoi(w));
         } else {
-            std::cerr << "usage: cluster_workers [--sessions N] [--workers 1,2,4] [--latency-ms L] [--conninfo STR]\n";
+            std::cerr << "usage: cluster_workers [--sessions N] [--workers 1,2,4] [--latency-ms L] [--concurrency C] [--conninfo STR]\n";
             std::exit(2);
         }
     }
@@ -165,7 +168,8 @@ int main(int argc, char** argv) {
         for (int i = 0; i < w; ++i)
             workers.push_back(std::make_unique<Worker>(
                 worker_path, std::vector<std::string>{"--conninfo", conninfo, "--schema", schema, "--queue", "bench",
-                                                      "--config", config.string(), "--owner", "w" + std::to_string(i)}));
+                                                      "--config", config.string(), "--owner", "w" + std::to_string(i),
+                                                      "--concurrency", std::to_string(a.concurrency)}));
         for (auto& wk : workers) wk->ready.get_future().get();
         rath::cluster::Client client({.conninfo = conninfo, .schema = schema, .queue = "bench"});
         llm.reset_stats();
@@ -179,6 +183,7 @@ int main(int argc, char** argv) {
         rath::bench::Line("cluster_workers")
             .add_str("mode", "workers")
             .add("workers", w)
+            .add("concurrency", a.concurrency)
             .add("sessions", a.sessions)
             .add("latency_ms", a.latency_ms)
             .add("seconds", secs)

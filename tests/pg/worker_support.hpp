@@ -44,10 +44,12 @@ inline std::filesystem::path write_worker_config(const std::filesystem::path& di
 class WorkerProcess {
 public:
     WorkerProcess(const std::string& conninfo, const std::string& schema, const std::string& queue,
-                  const std::filesystem::path& config, const std::string& owner, int lease_ms = 2000) {
-        child_ = spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/rath-worker",
-                                        {"--conninfo", conninfo, "--schema", schema, "--queue", queue, "--config",
-                                         config.string(), "--owner", owner, "--lease-ms", std::to_string(lease_ms)});
+                  const std::filesystem::path& config, const std::string& owner, int lease_ms = 2000,
+                  std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"--conninfo", conninfo, "--schema", schema, "--queue", queue, "--config",
+                                      config.string(), "--owner", owner, "--lease-ms", std::to_string(lease_ms)};
+        args.insert(args.end(), extra.begin(), extra.end());
+        child_ = spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/rath-worker", std::move(args));
         reader_ = std::thread([this] {
             char buf[512];
             for (ssize_t n; (n = ::read(child_.out_fd, buf, sizeof buf)) > 0;) {

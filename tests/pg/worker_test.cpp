@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 using namespace rath;
@@ -102,6 +103,34 @@ TEST_CASE("SIGTERM during a run lets the worker finish that run, then exit witho
     REQUIRE(s2.has_value());
     CHECK(s2->state == RunState::queued);
     CHECK(s2->attempts == 0);
+}
+
+TEST_CASE("a worker with --concurrency 4 runs several runs at once, each under its own lease owner") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.latency = 400ms, .mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    RunQueue q({.conninfo = pg->conninfo(), .schema = schema, .queue = "agents"});
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 8; ++i)
+        ids.push_back(run(q.async_enqueue(R"({"agent": "echo", "message": "run )" + std::to_string(i) + R"("})")));
+    rath::test::WorkerProcess worker(pg->conninfo(), schema, "agents", config, "multi", 2000, {"--concurrency", "4"});
+    std::set<std::string> owners;
+    for (auto id : ids) {
+        const RunStatus s = wait_finished(q, id);
+        CHECK(s.state == RunState::done);
+        CHECK(s.attempts == 1);
+        REQUIRE(s.owner.has_value());
+        CHECK(s.owner->rfind("multi#", 0) == 0);
+        owners.insert(*s.owner);
+    }
+    CHECK(owners.size() > 1);
+    CHECK(llm.stats().in_flight_peak > 1);
+    CHECK(llm.stats().requests == 8);
+    CHECK(worker.signal_and_wait(SIGTERM) == 0);
 }
 
 }  // TEST_SUITE

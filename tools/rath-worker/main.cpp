@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <future>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,8 @@ void usage(std::FILE* to, const char* program) {
         "  --config PATH      config file with the \"agents\" section (default: rath's usual config.json)\n"
         "  --owner NAME       lease owner name (default <hostname>:<pid>)\n"
         "  --lease-ms N       lease length; renewed every third of it while a run runs (default 30000)\n"
+        "  --concurrency N    runs at once, each on its own queue connections (default 1); with N > 1\n"
+        "                     slot i's lease owner is <owner>#i\n"
         "  --log-level LEVEL  debug|info|warning|error|off (default warning)\n"
         "  --help             this text\n"
         "\n"
@@ -157,21 +160,26 @@ struct Worker {
         rath::flow::AgentOptions options;
         std::shared_ptr<rath::llm::ChatClient> client;  // shared by the runs: one connection pool
     };
-    std::map<std::string, AgentEntry> agents;  // resolved once per name
+    struct AgentCache {
+        std::mutex mu;
+        std::map<std::string, AgentEntry> by_name;  // resolved once per name
+    };
+    std::shared_ptr<AgentCache> agents;  // shared by the process's slots
 
     template <class T>
     T await(boost::asio::awaitable<T> aw) {
         return rath::async::block_on(rt, std::move(aw));
     }
 
-    const AgentEntry& agent_entry(const std::string& name) {
-        auto it = agents.find(name);
-        if (it != agents.end()) return it->second;
+    AgentEntry agent_entry(const std::string& name) {
+        std::lock_guard lk(agents->mu);
+        auto it = agents->by_name.find(name);
+        if (it != agents->by_name.end()) return it->second;
         AgentEntry e;
         e.entry = rath::flow::find_config_agent(*config, name);
         e.options = rath::flow::config_agent_options(e.entry, config);
         e.client = rath::llm::chat_client_for(e.options.loop.provider);
-        return agents.emplace(name, std::move(e)).first->second;
+        return agents->by_name.emplace(name, std::move(e)).first->second;
     }
 
     // Runs one claimed run to its end: completed, failed, or dropped when the lease was
@@ -182,7 +190,7 @@ struct Worker {
             json::value parsed = json::parse(run.payload);
             if (!parsed.is_object()) throw std::runtime_error("run payload is not a JSON object");
             const auto& p = parsed.get_object();
-            const AgentEntry& e = agent_entry(string_field(p, "agent"));
+            const AgentEntry e = agent_entry(string_field(p, "agent"));
             // The run's own agent: its chat client replays what an earlier holder of the
             // run recorded and records the rest.
             auto client = std::make_shared<DurableChatClient>(e.client, queue.get(), run.id, owner,
@@ -253,10 +261,7 @@ struct Worker {
         co_await writer->async_close();
     }
 
-    int loop() {
-        await(queue->async_migrate());
-        std::printf("ready\n");
-        std::fflush(stdout);
+    void loop() {
         while (!stopping.load()) {
             std::optional<rath::pg::ClaimedRun> run;
             try {
@@ -275,7 +280,6 @@ struct Worker {
             std::fflush(stdout);
             execute(*run);
         }
-        return 0;
     }
 };
 
@@ -285,6 +289,7 @@ int main(int argc, char** argv) {
     std::optional<std::string> conninfo, config_path, owner;
     std::string schema = "public", queue = "default";
     long lease_ms = 30000;
+    int concurrency = 1;
     rath::set_log_level(rath::LogLevel::warning);
     for (int i = 1; i < argc; ++i) {
         std::string_view a = argv[i];
@@ -310,6 +315,12 @@ int main(int argc, char** argv) {
             char* end = nullptr;
             lease_ms = std::strtol(v.c_str(), &end, 10);
             if (v.empty() || *end || lease_ms < 30 || lease_ms > 86400000) fail("--lease-ms needs an integer in [30, 86400000]");
+        } else if (a == "--concurrency") {
+            std::string v = value();
+            char* end = nullptr;
+            long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end || n < 1 || n > 1024) fail("--concurrency needs an integer in [1, 1024]");
+            concurrency = static_cast<int>(n);
         } else if (a == "--log-level") {
             auto l = parse_level(value());
             if (!l) fail("--log-level is one of debug, info, warning, error, off");
@@ -344,16 +355,33 @@ int main(int argc, char** argv) {
     }).detach();
 
     try {
-        Worker w;
-        w.config = config_path ? std::make_shared<rath::config::ConfigStore>(*config_path)
-                               : rath::config::ConfigStore::load();
-        (void)rath::flow::read_config_agents(*w.config);  // a malformed section fails now, not per run
-        w.store = rath::pg::make_postgres_session_store({.conninfo = *conninfo, .schema = schema});
-        w.queue = std::make_unique<rath::pg::RunQueue>(
-            rath::pg::RunQueueOptions{.conninfo = *conninfo, .schema = schema, .queue = queue});
-        w.owner = *owner;
-        w.lease = std::chrono::milliseconds(lease_ms);
-        return w.loop();
+        auto config = config_path ? std::make_shared<rath::config::ConfigStore>(*config_path)
+                                  : rath::config::ConfigStore::load();
+        (void)rath::flow::read_config_agents(*config);  // a malformed section fails now, not per run
+        auto store = rath::pg::make_postgres_session_store({.conninfo = *conninfo, .schema = schema});
+        auto agents = std::make_shared<Worker::AgentCache>();
+        // One slot per concurrent run, each with its own queue connections and lease
+        // owner name (so that a slot never mistakes another slot's claim for its own).
+        std::vector<std::unique_ptr<Worker>> slots;
+        for (int i = 0; i < concurrency; ++i) {
+            auto w = std::make_unique<Worker>();
+            w->config = config;
+            w->store = store;
+            w->agents = agents;
+            w->queue = std::make_unique<rath::pg::RunQueue>(
+                rath::pg::RunQueueOptions{.conninfo = *conninfo, .schema = schema, .queue = queue});
+            w->owner = concurrency == 1 ? *owner : *owner + "#" + std::to_string(i);
+            w->lease = std::chrono::milliseconds(lease_ms);
+            slots.push_back(std::move(w));
+        }
+        rath::async::block_on(rath::async::Runtime::default_runtime(), slots.front()->queue->async_migrate());
+        std::printf("ready\n");
+        std::fflush(stdout);
+        std::vector<std::thread> threads;
+        for (std::size_t i = 1; i < slots.size(); ++i) threads.emplace_back([&slots, i] { slots[i]->loop(); });
+        slots.front()->loop();
+        for (auto& t : threads) t.join();
+        return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rath-worker: %s\n", e.what());
         return 1;
