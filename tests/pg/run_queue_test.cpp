@@ -208,4 +208,29 @@ TEST_CASE("model calls are recorded only while the owner holds the run, kept onc
     CHECK_FALSE(run(q.async_record_llm_call(id, "w", 2, "{}", "{}")));  // finished
 }
 
+TEST_CASE("a result waiter is woken by the NOTIFY of a completion and finds which of its runs finished") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    const std::string schema = fresh_schema();
+    RunQueue waiter(options(*pg, schema));
+    RunQueue worker(options(*pg, schema));
+    const std::int64_t a = run(worker.async_enqueue("{}"));
+    const std::int64_t b = run(worker.async_enqueue("{}"));
+    CHECK(run(waiter.async_wait_for_finished(10s)));  // the first call listens and says "look"
+    CHECK(run(waiter.async_finished({a, b})).empty());
+    CHECK_FALSE(run(waiter.async_wait_for_finished(200ms)));  // nothing finished
+
+    REQUIRE(run(worker.async_claim("w", 10s)).has_value());
+    auto woke = async::Runtime::default_runtime().submit(waiter.async_wait_for_finished(20s));
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(run(worker.async_fail(a, "w", "it broke")));
+    CHECK(woke.get());
+    CHECK(std::chrono::steady_clock::now() - t0 < 10s);  // the notification, not the timeout
+    const auto finished = run(waiter.async_finished({a, b}));
+    REQUIRE(finished.size() == 1);
+    CHECK(finished[0].first == a);
+    CHECK(finished[0].second.state == RunState::failed);
+    CHECK(finished[0].second.error == std::optional<std::string>("it broke"));
+}
+
 }  // TEST_SUITE
