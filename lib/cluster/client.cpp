@@ -71,7 +71,7 @@ boost::asio::awaitable<void> watch(StatePtr st) {
         std::vector<std::int64_t> ids;
         {
             std::lock_guard lk(st->mu);
-            if (st->waiting.empty() || st->closed) {
+            if (st->closed) {
                 st->watching = false;
                 co_return;
             }
@@ -79,7 +79,8 @@ boost::asio::awaitable<void> watch(StatePtr st) {
         }
         bool db_away = false;
         try {
-            auto finished = co_await st->queue.async_finished(std::move(ids));
+            std::vector<std::pair<std::int64_t, pg::RunStatus>> finished;
+            if (!ids.empty()) finished = co_await st->queue.async_finished(std::move(ids));
             for (auto& [id, status] : finished) {
                 std::vector<async::Lazy<Session>> outs;
                 {
@@ -92,13 +93,8 @@ boost::asio::awaitable<void> watch(StatePtr st) {
                 // Loaded side by side: one slow load does not hold the others back.
                 (void)st->rt->submit(settle(st, id, std::move(status), std::move(outs)));
             }
-            {
-                std::lock_guard lk(st->mu);
-                if (st->waiting.empty() || st->closed) {
-                    st->watching = false;
-                    co_return;
-                }
-            }
+            // Waits even with nothing to wait for: reading the channel keeps the
+            // notifications of other clients' runs from piling up on the connection.
             (void)co_await st->queue.async_wait_for_finished(st->o.poll_interval);
         } catch (const pg::PgError& e) {
             // The database is away: look again after the fallback interval.

@@ -15,10 +15,12 @@
 // session, loaded from the store. result(run_id) does the same for any run of the
 // queue, from any process.
 //
-// Waiting: one watcher per client LISTENs on the queue's finished channel (workers
-// NOTIFY it when they complete or fail a run) and looks at every run it waits for in
-// one query per wake-up; `poll_interval` is a fallback for a lost notification (a
-// dropped listening connection is remade, and the runs are looked at again).
+// Waiting: one watcher per client, started by the first wait and kept until the client
+// is destroyed, LISTENs on the queue's finished channel (workers NOTIFY it when they
+// complete or fail a run) and looks at every run it waits for in one query per
+// wake-up; `poll_interval` is a fallback for a lost notification (a dropped listening
+// connection is remade, and the runs are looked at again). Outputs are loaded side by
+// side on the runtime.
 //
 // Errors (thrown by the lazy value's get()/async_get(), once set): RunFailed when the
 // worker failed the run (unknown agent, the agent loop's error); rath::pg::PgError or
