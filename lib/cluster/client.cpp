@@ -100,6 +100,20 @@ boost::asio::awaitable<void> watch(StatePtr st) {
             // The database is away: look again after the fallback interval.
             log(LogLevel::warning, "rath.cluster", std::string("waiting for runs: ") + e.what());
             db_away = true;
+        } catch (...) {
+            // The destructor's cancellation ends the watch quietly. Anything else (the
+            // runtime shutting down, a bug) fails the values waiting now, with that
+            // error, rather than leave them waiting for nobody; a later wait starts a
+            // new watcher.
+            std::map<std::int64_t, std::vector<async::Lazy<Session>>> left;
+            {
+                std::lock_guard lk(st->mu);
+                st->watching = false;
+                if (!st->closed) left.swap(st->waiting);
+            }
+            for (auto& [id, outs] : left)
+                for (auto& out : outs) (void)out.try_set_exception(std::current_exception());
+            co_return;
         }
         if (db_away) {
             boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, st->o.poll_interval);
