@@ -205,4 +205,27 @@ TEST_CASE("a run taken over after its worker was SIGKILLed replays the model cal
     CHECK(rescuer.signal_and_wait(SIGTERM) == 0);
 }
 
+TEST_CASE("a pending session, still being produced by an agent in this process, can be submitted; the worker gets its finished rows") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.latency = 300ms, .mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    const auto config = rath::test::write_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    rath::test::WorkerProcess worker(pg->conninfo(), schema, "agents", config, "w1");
+    auto store = std::make_shared<config::ConfigStore>(config);
+    flow::Agent local = flow::make_config_agent(flow::find_config_agent(*store, "echo"), store);
+
+    cluster::Client client(client_options(*pg, schema));
+    Session first = local(Session::from_user_message("relay me"));
+    CHECK(first.pending());
+    const Session& second = client.submit("echo", first).get();
+    // The worker saw the local run's whole transcript (user, answer) and echoed its last message.
+    CHECK(second.text() == "relay me");
+    CHECK(second.chunks().size() == 3);
+    CHECK(llm.stats().requests == 2);
+    CHECK(worker.signal_and_wait(SIGTERM) == 0);
+}
+
 }  // TEST_SUITE
