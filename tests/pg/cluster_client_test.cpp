@@ -220,7 +220,7 @@ TEST_CASE("a pending session, still being produced by an agent in this process, 
     cluster::Client client(client_options(*pg, schema));
     Session first = local(Session::from_user_message("relay me"));
     CHECK(first.pending());
-    const Session& second = client.submit("echo", first).get();
+    Session second = client.submit("echo", first).get();  // a copy: the Lazy is a temporary
     // The worker saw the local run's whole transcript (user, answer) and echoed its last message.
     CHECK(second.text() == "relay me");
     CHECK(second.chunks().size() == 3);
