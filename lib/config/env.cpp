@@ -12,7 +12,7 @@ namespace {
 using K = EnvKind;
 
 // Sorted by name (declared_env() promises it; a test checks it).
-constexpr std::array<EnvVar, 28> table{{
+constexpr std::array<EnvVar, 29> table{{
     {"ANTHROPIC_API_KEY", K::secret, "Anthropic key when the provider entry has none", ""},
     {"ANTHROPIC_BASE_URL", K::routing, "Anthropic endpoint", "https://api.anthropic.com"},
     {"ANTHROPIC_DEFAULT_MODEL", K::routing, "Anthropic model when neither request nor provider names one", ""},
@@ -41,6 +41,8 @@ constexpr std::array<EnvVar, 28> table{{
     {"OPEN_SANDBOX_DOMAIN", K::routing, "OpenSandbox server host[:port] or URL", ""},
     {"RATH_EXAMPLES_OFFLINE", K::flag, "examples: always use the fake LLM server", ""},
     {"RATH_OPENSANDBOX_STRICT_WORKSPACE_BIND", K::flag, "refuse an OpenSandbox sandbox without the workspace bind",
+     ""},
+    {"RATH_PG_CONNINFO", K::secret, "rath-worker: libpq connection string of the run queue's database (may hold a password)",
      ""},
     {"RATH_THREADS", K::routing, "io threads of the default runtime", "one per core"},
 }};

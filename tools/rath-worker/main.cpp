@@ -14,6 +14,7 @@
 // taken-over run runs its tools again.
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/config/env.hpp>
 #include <rath/config/store.hpp>
 #include <rath/flow/config_agents.hpp>
 #include <rath/llm/chat_client.hpp>
@@ -332,7 +333,7 @@ int main(int argc, char** argv) {
         }
     }
     if (!conninfo) {
-        if (const char* env = std::getenv("RATH_PG_CONNINFO"); env && *env) conninfo = env;
+        if (auto env = rath::config::env("RATH_PG_CONNINFO")) conninfo = *env;
         else fail("no database: give --conninfo or set RATH_PG_CONNINFO");
     }
     if (!owner) {
