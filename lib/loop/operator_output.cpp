@@ -8,8 +8,9 @@
 namespace rath::detail {
 
 Session make_operator_output(const Session& user, const Session& agent, ChunkTable rows, std::string op,
-                             LineageKind kind, LineageExtras extras) {
+                             LineageKind kind, LineageExtras extras, std::optional<std::string> id) {
     SessionOptions so;
+    so.id = std::move(id);
     so.sandbox_backend = user.sandbox_backend();
     so.sandbox_spec = user.sandbox_spec();
     Session out(std::move(rows), std::move(so));

@@ -421,17 +421,9 @@ tool::ToolSet recorded_tools(const llm::RecordingConfig& config, const persisten
     return tool::ToolSet(std::move(tools));
 }
 
-// The header and trailer fields that name this run rather than what it did.
-json::object without_identity(json::object o) {
-    o.erase("id");
-    o.erase("created_at");
-    o.erase("parent_session_ids");
-    o.erase("closed_at");
-    return o;
-}
-
-// Compares the replayed transcript with the original record by record: chunk records
-// byte for byte, the header and trailer apart from ids and timestamps.
+// Compares the replayed transcript with the original record by record, byte for byte
+// (the replay ran with the original's id, parents and times, so the header and trailer
+// are the same bytes too when the run is).
 std::optional<ReplayDivergence> compare_transcripts(const fs::path& original, const fs::path& replayed,
                                                     std::size_t calls) {
     const auto a = split_lines(read_text(original));
@@ -456,13 +448,12 @@ std::optional<ReplayDivergence> compare_transcripts(const fs::path& original, co
         auto type = oa.find("record_type");
         const bool chunk = type != oa.end() && type->value() == "chunk";
         if (!chunk) {
-            auto diffs = json_differences(without_identity(oa), without_identity(vb->get_object()));
-            if (diffs.empty()) continue;
+            d.differences = json_differences(*va, *vb);
             d.summary = "the transcript's " +
                         (type != oa.end() && type->value().is_string() ? std::string(type->value().get_string())
                                                                       : std::string("record ") + std::to_string(i)) +
                         " differs";
-            d.differences = std::move(diffs);
+            if (d.differences.empty()) d.summary += " in its bytes only (the same JSON value written differently)";
             return d;
         }
         auto idx = oa.find("index");
@@ -487,6 +478,20 @@ std::optional<ReplayDivergence> compare_transcripts(const fs::path& original, co
         return d;
     }
     return std::nullopt;
+}
+
+// The trailer's closed_at, when the file has a trailer.
+std::optional<std::string> trailer_closed_at(const fs::path& transcript) {
+    const auto lines = split_lines(read_text(transcript));
+    if (lines.empty()) return std::nullopt;
+    auto v = rath::detail::parse_json(lines.back());
+    if (!v || !v->is_object()) return std::nullopt;
+    const auto& o = v->get_object();
+    auto type = o.find("record_type");
+    auto closed = o.find("closed_at");
+    if (type == o.end() || type->value() != "trailer" || closed == o.end() || !closed->value().is_string())
+        return std::nullopt;
+    return std::string(closed->value().get_string());
 }
 
 fs::path make_temp_dir() {
@@ -530,12 +535,14 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
                           " rows, but the transcript has " + std::to_string(original.chunks.size()));
 
     // The run's inputs as they were: the seed rows (with the sandbox target) and the
-    // agent's rows.
+    // agent's rows, under the ids the original's lineage names as its parents.
+    const auto& parents = original.header.parent_session_ids;
     std::vector<ChunkRowPtr> seed;
     for (std::size_t i = 0; i < config.seed_rows; ++i) seed.push_back(original.chunks[i]);
     SessionOptions so;
     so.sandbox_backend = original.header.sandbox_backend;
     so.sandbox_spec = original.header.sandbox_spec;
+    if (parents.size() == 2) so.id = parents[0];
     const Session user(ChunkTable(std::span<const ChunkRowPtr>(seed)), std::move(so));
     std::vector<ChunkRowPtr> agent_rows;
     for (const auto& r : config.agent_rows) {
@@ -547,7 +554,9 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
         agent_rows.push_back(make_chunk_row(*kind, o.at("payload").get_object()));
     }
     st->agent_rows = agent_rows.size();
-    const Session agent{ChunkTable(std::span<const ChunkRowPtr>(agent_rows))};
+    SessionOptions ao;
+    if (parents.size() == 2) ao.id = parents[1];
+    const Session agent(ChunkTable(std::span<const ChunkRowPtr>(agent_rows)), std::move(ao));
 
     llm::Provider provider;
     provider.provider_kind = config.provider_kind;
@@ -557,7 +566,15 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
 
     const fs::path out_dir = options.output_dir ? *options.output_dir : make_temp_dir();
     fs::create_directories(out_dir);
+    // The replay writes a file of the original's name: never over the original.
+    if (fs::equivalent(out_dir, transcript.parent_path().empty() ? fs::path(".") : transcript.parent_path(), ec))
+        throw ReplayError("the replay's output directory " + out_dir.string() +
+                          " holds the original transcript, which the replay would replace; choose another");
     LoopOptions lo;
+    lo.identity.session_id = original.header.id;
+    lo.identity.created_at = original.header.created_at;
+    lo.identity.closed_at = trailer_closed_at(transcript);
+    lo.sandbox_handle_id = original.header.sandbox_handle_id;
     lo.provider = provider;
     lo.tools = recorded_tools(config, original, st->results);
     // A fresh local workspace only: a replay never runs commands in a directory of the

@@ -26,6 +26,7 @@
 #include "lib/loop/effective_provider.hpp"
 #include "lib/loop/operator_output.hpp"
 #include "lib/session/session_state.hpp"
+#include "lib/session/uuid.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -79,8 +80,11 @@ struct LoopRun {
     std::optional<std::chrono::steady_clock::time_point> deadline{};
 };
 
-// LoopOptions::record_llm, or OPENRATH_RECORD_LLM set to a true word.
-bool recording_requested(const LoopOptions& opt) { return opt.record_llm || config::env_flag("OPENRATH_RECORD_LLM"); }
+// LoopOptions::record_llm, the provider's record_llm (config.json's
+// llm.providers.<name>.record), or OPENRATH_RECORD_LLM set to a true word.
+bool recording_requested(const LoopOptions& opt) {
+    return opt.record_llm || opt.provider.record_llm.value_or(false) || config::env_flag("OPENRATH_RECORD_LLM");
+}
 
 // The recording lines of a run's model calls, from the recording client (on the thread
 // that completed the call) to the loop, which queues them on the session's writer.
@@ -291,6 +295,8 @@ asio::awaitable<persistence::AsyncSessionWriter> open_writer(const LoopRun& run,
     wo.writer.record_llm = record_llm;
     if (opt.persist_path) wo.writer.path = *opt.persist_path;
     wo.writer.sandbox_handle_id = opt.sandbox_handle_id;
+    wo.writer.created_at = opt.identity.created_at;
+    wo.writer.closed_at = opt.identity.closed_at;
     wo.runtime = opt.runtime;
     co_return co_await persistence::AsyncSessionWriter::async_open(run.out, std::move(wo));
 }
@@ -421,23 +427,27 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopRun> run) {
 
 // §2.1 steps 2–5: the output session, built eagerly on the caller's thread, and the
 // registry entries (user, agent, out; out active).
-Session make_output(const Session& user, const Session& agent) {
+Session make_output(const Session& user, const Session& agent, const std::optional<std::string>& id) {
     // A pending user session contributes its rows when the loop has waited for it.
     Session out = detail::make_operator_output(
         user, agent, user.pending() ? ChunkTable{} : detail::SessionAccess::raw_chunks(user), "run_session_loop",
-        LineageKind::op_session_loop);
+        LineageKind::op_session_loop, {}, id);
     detail::register_operator_sessions(user, agent, out);
     return out;
 }
 
 std::shared_ptr<LoopRun> start_run(const Session& user, const Session& agent, std::shared_ptr<const LoopOptions> options) {
+    // The id names the persisted file: anything but a UUID could name another path.
+    if (const auto& id = options->identity.session_id; id && detail::canonical_uuid(*id) != *id)
+        throw std::invalid_argument("run_session_loop: LoopOptions::identity.session_id is not a lowercase "
+                                    "8-4-4-4-12 UUID: \"" + *id + "\"");
     if (auto bound = detail::session_provider_for(options->provider, user, options->executor || options->client,
                                                   "run_session_loop")) {
         auto copy = std::make_shared<LoopOptions>(*options);
         copy->provider = std::move(*bound);
         options = std::move(copy);
     }
-    Session out = make_output(user, agent);
+    Session out = make_output(user, agent, options->identity.session_id);
     for (const auto& kv : options->lineage_extras) out.add_lineage_extra(std::string(kv.key()), kv.value());
     auto run = std::make_shared<LoopRun>(LoopRun{out, user, agent, std::move(options)});
     if (run->opt->timeout) run->deadline = std::chrono::steady_clock::now() + *run->opt->timeout;

@@ -109,7 +109,7 @@ TEST_CASE("two strings that differ are rendered from the first differing charact
     CHECK(text.find("+ replayed: ...\"" + std::string(40, 'a') + "QYZ\"") != std::string::npos);
 }
 
-TEST_CASE("a recorded run replays identically: the user tool answers from the recording, the built-in runs again") {
+TEST_CASE("a recorded run replays byte-identically: the user tool answers from the recording, the built-in runs again") {
     rath::test::TempDir dir;
     auto calls = std::make_shared<std::atomic<int>>(0);
     const Session out = record_run(dir.path(), calls);
@@ -127,13 +127,42 @@ TEST_CASE("a recorded run replays identically: the user tool answers from the re
     CHECK(r.tools_recorded == std::vector<std::string>{"shout"});
     CHECK(r.tools_rerun == std::vector<std::string>{"workspace_path_exists"});
     CHECK(calls->load() == 1);  // the C++ body did not run again
-    // The rows of the replayed file are the original's, byte for byte.
-    const std::string original = read(transcript), replayed = read(r.replayed_transcript);
-    const auto rows = [](const std::string& s) { return s.substr(s.find('\n') + 1, s.rfind("{\"record_type\": \"trailer\"") - s.find('\n') - 1); };
-    CHECK(rows(original) == rows(replayed));
+    // The replayed file is the original, byte for byte: the run's id, parents and times too.
+    CHECK(r.replayed_transcript.filename() == transcript.filename());
+    CHECK(read(r.replayed_transcript) == read(transcript));
     // The recording's own path is accepted too.
     CHECK(rath::replay_session(rath::persistence::recording_path_for(transcript), {.output_dir = replay_dir.path()})
               .identical());
+}
+
+TEST_CASE("a provider with record_llm set records its runs without the loop option, and they replay") {
+    rath::test::TempDir dir;
+    rath::llm::Provider provider;
+    provider.model = "replay-model";
+    provider.record_llm = true;
+    auto client = std::make_shared<rath::testing::ScriptedChatClient>(provider);
+    client->push(rath::testing::ScriptedReply::text("Recorded by the provider's switch."));
+    rath::LoopOptions o{.provider = provider, .client = client, .persist_path = dir.path()};
+    Session out = rath::run_session_loop(Session::from_user_message("hi"), Session::from_agent_prompt("Be brief."), o);
+    out.synchronize();
+    const fs::path transcript = dir.path() / (out.id() + ".jsonl");
+    REQUIRE(fs::exists(rath::persistence::recording_path_for(transcript)));
+    rath::test::TempDir replay_dir;
+    const rath::ReplayReport r = rath::replay_session(transcript, {.output_dir = replay_dir.path()});
+    CHECK(r.identical());
+    CHECK(r.recorded_calls == 1);
+    CHECK(read(r.replayed_transcript) == read(transcript));
+}
+
+TEST_CASE("a replay refuses to write into the directory that holds the original transcript") {
+    rath::test::TempDir dir;
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    const Session out = record_run(dir.path(), calls);
+    const fs::path transcript = dir.path() / (out.id() + ".jsonl");
+    const std::string before = read(transcript);
+    CHECK_THROWS_WITH_AS((void)rath::replay_session(transcript, {.output_dir = dir.path()}),
+                         doctest::Contains("holds the original transcript"), rath::ReplayError);
+    CHECK(read(transcript) == before);
 }
 
 TEST_CASE("a run whose sandbox was open and filled before it answers the built-ins from the recording") {

@@ -673,6 +673,39 @@ TEST_CASE("each run of an agent with a persist_path template or directory writes
     }
 }
 
+TEST_CASE("a run given an identity has that session id and writes those times in its file's header and trailer") {
+    rath::test::TempHome home;
+    rath::test::TempDir dir;
+    auto s = rath::test::scripted();
+    s.client->rule(rath::test::text("fixed"));
+    rath::LoopOptions o{.provider = s.provider, .client = s.client, .persist_path = dir.path()};
+    o.identity = {.session_id = "0b9a5d3e-1c2f-4a6b-8d7e-9f0a1b2c3d4e",
+                  .created_at = "2026-01-02T03:04:05.000006Z",
+                  .closed_at = "2026-01-02T03:04:07.000008Z"};
+    Session out = rath::run_session_loop(Session::from_user_message("x"), agent_session(), o);
+    REQUIRE(out.chunks().size() == 2);
+    CHECK(out.id() == "0b9a5d3e-1c2f-4a6b-8d7e-9f0a1b2c3d4e");
+    auto p = rath::persistence::load_session(out.id(), rath::persistence::persist_path_for(dir.path(), out.id()));
+    CHECK(p.header.id == out.id());
+    CHECK(p.header.created_at == "2026-01-02T03:04:05.000006Z");
+    std::ifstream in(rath::persistence::persist_path_for(dir.path(), out.id()));
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    CHECK(last.find(R"("closed_at": "2026-01-02T03:04:07.000008Z")") != std::string::npos);
+}
+
+TEST_CASE("an identity whose session id is not a lowercase UUID is refused before the run starts") {
+    auto s = rath::test::scripted();
+    for (const char* bad : {"../escape", "0B9A5D3E-1C2F-4A6B-8D7E-9F0A1B2C3D4E", ""}) {
+        rath::LoopOptions o{.provider = s.provider, .client = s.client};
+        o.identity.session_id = bad;
+        CHECK_THROWS_WITH_AS(rath::run_session_loop(Session::from_user_message("x"), agent_session(), o),
+                             doctest::Contains("identity.session_id is not a lowercase 8-4-4-4-12 UUID"),
+                             std::invalid_argument);
+    }
+    CHECK(s.client->requests().empty());
+}
+
 TEST_CASE("a fixed persist_path written by one run refuses a concurrent second run with a clear error") {
     rath::test::TempHome home;
     rath::test::TempDir dir;

@@ -27,6 +27,16 @@ namespace rath {
 class LoopExecutor;
 class LoopObserver;
 
+// A run's identity fixed in advance instead of drawn fresh: the output session's id and
+// the times in its persisted file's header (created_at) and trailer (closed_at), ISO-8601
+// UTC as the writer writes them. What a replay sets to write a recorded run's file again
+// byte for byte; each unset field is drawn as usual (a fresh UUID, the clock).
+struct RunIdentity {
+    std::optional<std::string> session_id{};
+    std::optional<std::string> created_at{};
+    std::optional<std::string> closed_at{};
+};
+
 // Sees every streamed delta of the loop's model calls, on a runtime thread.
 using StreamCallback = std::function<void(const llm::StreamDelta&)>;
 
@@ -43,7 +53,8 @@ struct LoopOptions {
     bool persist = false;                       // write through the JSONL writer
     // Record every model call of the run (llm/recording.hpp) in <transcript
     // stem>.llm.jsonl beside the persisted transcript, for `rath replay` and `rath
-    // sessions resume`; implies persist. Also on for every run when the environment
+    // sessions resume`; implies persist. Also on when the provider's record_llm is true
+    // (config.json: llm.providers.<name>.record), and for every run when the environment
     // variable OPENRATH_RECORD_LLM is 1, true, yes or on (any case). Recorded through
     // the loop's chat client: a run with a custom executor records nothing (a warning
     // says so).
@@ -55,6 +66,12 @@ struct LoopOptions {
     // at read), and a later run replaces an earlier one's file.
     std::optional<std::filesystem::path> persist_path{};
     std::optional<std::string> sandbox_handle_id{};       // recorded in the persisted header
+    // Fixed id and file times for the run (see RunIdentity). Two runs given one session
+    // id at once are two sessions with one id: the later one takes the registry entry,
+    // and persisting both to one directory fails as for a fixed persist_path. A
+    // session_id that is not a lowercase 8-4-4-4-12 UUID throws std::invalid_argument
+    // from run_session_loop, before anything runs.
+    RunIdentity identity{};
     bool lazy = true;                                     // false: wait before returning
     async::Runtime* runtime = nullptr;                    // default: Runtime::default_runtime()
     // Bounds how many loops started by run_session_loop run at once: the rest wait, in

@@ -10,7 +10,10 @@
 // working_dir of the user's (a replay never runs commands there), or one the session
 // arrived with already open (its workspace held what the program put there before the
 // run, which a fresh one would not). The replayed
-// transcript is persisted and compared with the original record by record.
+// transcript is persisted under the original's identity (its session id, its parents'
+// ids, the header's created_at and the trailer's closed_at: LoopOptions::identity) and
+// compared with the original byte for byte, so a replay without divergence wrote the
+// very same file.
 //
 // Thread safety: replay_session may run from any thread but a runtime's io thread (it
 // blocks: file I/O and the loop). Errors: PersistenceError for a transcript that does
@@ -95,6 +98,8 @@ struct ReplayOptions {
     std::optional<std::filesystem::path> recording{};
     // Where the replayed transcript is written (created if needed); default: a fresh
     // directory under the system temp directory (left in place: the report names it).
+    // The original's own directory is refused (ReplayError): the replay's file has the
+    // original's name.
     std::optional<std::filesystem::path> output_dir{};
     async::Runtime* runtime = nullptr;  // default: Runtime::default_runtime()
 };

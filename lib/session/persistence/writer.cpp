@@ -125,7 +125,7 @@ void SessionWriter::open_file() {
         (void)::fchmod(fd_, 0600);
     }
     try {
-        write_line(record_line(make_header_record(session_, options_.sandbox_handle_id, iso_utc_now())));
+        write_line(record_line(make_header_record(session_, options_.sandbox_handle_id, options_.created_at ? *options_.created_at : iso_utc_now())));
         if (options_.record_llm) {
             recording_ = recording_path_for(final_);
             recording_fd_ = ::open(recording_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
@@ -221,7 +221,7 @@ void SessionWriter::close() {
         ~ReleaseClaim() { w->release_claim(); }
     } release{this};
     try {
-        write_line(record_line(make_trailer_record(iso_utc_now(), chunks_written_, detail::SessionAccess::raw_usage(session_))));
+        write_line(record_line(make_trailer_record(options_.closed_at ? *options_.closed_at : iso_utc_now(), chunks_written_, detail::SessionAccess::raw_usage(session_))));
         if (!options_.sync_each_record) (void)::fdatasync(fd_);
     } catch (...) {
         release_fd();

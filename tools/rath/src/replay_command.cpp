@@ -86,8 +86,7 @@ void print_report(const ReplayReport& r, bool kept, const Style& style) {
     std::cout << "  tools answered from the recording (not run): " << list_or_none(r.tools_recorded) << '\n';
     if (!r.divergence) {
         std::cout << style.green("identical") << ": every request matched its recording and the replayed "
-                  << "transcript's rows equal the original's byte for byte (header and trailer apart from "
-                  << "the session ids and timestamps)\n";
+                  << "transcript equals the original byte for byte\n";
         return;
     }
     const auto& d = *r.divergence;

@@ -30,6 +30,11 @@ struct WriterOptions {
     // when it exists) for write_recording: one line per record, no partial name (a
     // crash leaves the lines written so far).
     bool record_llm = false;
+    // The header's created_at and the trailer's closed_at instead of the clock's time
+    // when each is written (ISO-8601 UTC, as iso_utc_now writes it; not validated): a
+    // replay reproducing a recorded run's file.
+    std::optional<std::string> created_at{};
+    std::optional<std::string> closed_at{};
 };
 
 class SessionWriter {
