@@ -193,6 +193,11 @@ struct Validator {
             o["base_url"] = opt_string(e, "base_url", ew);
             o["temperature"] = opt_number(e, "temperature", ew);
             o["max_tokens"] = opt_int(e, "max_tokens", ew);
+            // Written only when present: files without it keep their shape.
+            if (auto* r = e.if_contains("record"); r && !r->is_null()) {
+                if (!r->is_bool()) fail(ew + ".record", "expected true, false or null, got " + kind_of(*r));
+                o["record"] = *r;
+            }
             keep_unknown(o, e);
             return o;
         });
@@ -304,6 +309,7 @@ config::LlmProviderEntry llm_entry(const json::object& e) {
     out.base_url = str_or_null(e.at("base_url"));
     if (e.at("temperature").is_number()) out.temperature = e.at("temperature").to_number<double>();
     if (e.at("max_tokens").is_int64()) out.max_tokens = e.at("max_tokens").as_int64();
+    if (auto* r = e.if_contains("record"); r && r->is_bool()) out.record = r->as_bool();
     return out;
 }
 
@@ -315,6 +321,7 @@ json::object llm_entry_json(const LlmProviderEntry& e, const json::object* prev)
     o["base_url"] = e.base_url ? json::value(*e.base_url) : json::value(nullptr);
     o["temperature"] = e.temperature ? json::value(*e.temperature) : json::value(nullptr);
     o["max_tokens"] = e.max_tokens ? json::value(*e.max_tokens) : json::value(nullptr);
+    if (e.record) o["record"] = *e.record;
     if (prev)
         for (const auto& kv : *prev)
             if (!o.contains(kv.key())) o[kv.key()] = kv.value();

@@ -22,6 +22,7 @@ Provider merge_providers(Provider b, const Provider& o) {
     take(b.retry_max_attempts, o.retry_max_attempts);
     take(b.retry_base_seconds, o.retry_base_seconds);
     take(b.budget_total_tokens, o.budget_total_tokens);
+    take(b.record_llm, o.record_llm);
     if (o.on_budget_exceeded) b.on_budget_exceeded = o.on_budget_exceeded;
     return b;
 }
@@ -32,7 +33,7 @@ bool same_settings(const Provider& a, const Provider& b) {
     return a.base_url == b.base_url && a.api_key == b.api_key && a.model == b.model &&
            a.provider_kind == b.provider_kind && a.sampling == b.sampling &&
            a.retry_max_attempts == b.retry_max_attempts && a.retry_base_seconds == b.retry_base_seconds &&
-           a.budget_total_tokens == b.budget_total_tokens;
+           a.budget_total_tokens == b.budget_total_tokens && a.record_llm == b.record_llm;
 }
 
 bool provider_is_unset(const Provider& p) { return same_settings(p, Provider{}); }
@@ -52,6 +53,7 @@ Provider Provider::from_config(std::optional<std::string_view> name, std::shared
     p.base_url = e.base_url;
     p.sampling.temperature = e.temperature;
     p.sampling.max_tokens = e.max_tokens;
+    p.record_llm = e.record;
     return merge_providers(std::move(p), overrides);
 }
 

@@ -5,6 +5,7 @@
 
 #include <rath/config/paths.hpp>
 #include <rath/config/store.hpp>
+#include <rath/llm/provider.hpp>
 
 #include <doctest/doctest.h>
 
@@ -137,6 +138,24 @@ TEST_CASE("bad files give errors naming the file and the problem") {
     ConfigStore lax(p);
     CHECK(lax.get_llm_provider("x").temperature == 0.5);
     CHECK(lax.get_llm_provider("x").max_tokens == 12);
+}
+
+TEST_CASE("a provider's record flag is read into Provider::record_llm, refused when not a bool, and kept only when set") {
+    rath::test::CleanEnv env;
+    const fs::path p = env.path() / "config.json";
+    write_file(p, R"({"llm":{"providers":{"x":{"model":"m","record":"yes"}}}})");
+    CHECK_THROWS_WITH_AS(ConfigStore{p}, doctest::Contains("llm.providers.x.record: expected true, false or null"),
+                         ConfigError);
+    write_file(p, R"({"llm":{"default_provider":"x","providers":{"x":{"model":"m","record":true},"y":{"model":"n"}}}})");
+    auto store = std::make_shared<ConfigStore>(p);
+    CHECK(store->get_llm_provider("x").record == true);
+    CHECK_FALSE(store->get_llm_provider("y").record);
+    CHECK(rath::llm::Provider::from_config("x", store).record_llm == true);
+    CHECK_FALSE(rath::llm::Provider::from_config("y", store).record_llm);
+    store->save();
+    const json::value saved = json::parse(read_file(p));
+    CHECK(saved.at("llm").at("providers").at("x").at("record") == json::value(true));
+    CHECK_FALSE(saved.at("llm").at("providers").at("y").as_object().contains("record"));
 }
 
 TEST_CASE("find_provider_by_kind prefers the default entry of that kind") {

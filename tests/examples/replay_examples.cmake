@@ -1,10 +1,13 @@
 # `rath replay` of every session the examples that talk to a model record: each example
 # runs offline (RATH_EXAMPLES_OFFLINE=1: the in-process fake LLM server) with recording
 # on (OPENRATH_RECORD_LLM=1) and its own OPENRATH_HOME under WORK_DIR; then every
-# *.llm.jsonl it left is replayed, and each replay must report no divergence (exit 0).
+# *.llm.jsonl it left is replayed, and each replay must report no divergence (exit 0) and
+# leave a transcript byte-identical to the original.
 # An example that leaves no recording fails too: it was listed because it calls a model.
 #
-#   cmake -DEXAMPLES=<exe>|<exe>... -DRATH=<rath> -DWORK_DIR=<dir> -P replay_examples.cmake
+# An example's command-line arguments, when it takes some, come in ARGS_<name> (a list).
+#
+#   cmake -DEXAMPLES=<exe>|<exe>... -DRATH=<rath> -DWORK_DIR=<dir> [-DARGS_<name>=<a;b>] -P replay_examples.cmake
 string(REPLACE "|" ";" examples "${EXAMPLES}")
 if(NOT examples)
   message(FATAL_ERROR "no examples given")
@@ -19,7 +22,7 @@ foreach(exe ${examples})
   file(REMOVE_RECURSE "${dir}")
   file(MAKE_DIRECTORY "${dir}")
   set(ENV{OPENRATH_HOME} "${dir}/home")
-  execute_process(COMMAND "${exe}" WORKING_DIRECTORY "${dir}" RESULT_VARIABLE rc
+  execute_process(COMMAND "${exe}" ${ARGS_${name}} WORKING_DIRECTORY "${dir}" RESULT_VARIABLE rc
                   OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
   if(NOT rc EQUAL 0)
     string(APPEND failures "\n${name} exited with ${rc}:\n${out}${err}")
@@ -31,11 +34,20 @@ foreach(exe ${examples})
     continue()
   endif()
   foreach(rec ${recordings})
-    execute_process(COMMAND "${RATH}" replay "${rec}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                    TIMEOUT 120)
+    execute_process(COMMAND "${RATH}" replay --json --out "${dir}/replayed" "${rec}" RESULT_VARIABLE rc
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
     math(EXPR replayed "${replayed} + 1")
     if(NOT rc EQUAL 0)
       string(APPEND failures "\nrath replay ${rec} (${name}) exited with ${rc}:\n${out}${err}")
+      continue()
+    endif()
+    # Checked here too, not only by rath: the replayed file is the original, byte for byte.
+    string(JSON original GET "${out}" transcript)
+    string(JSON copy GET "${out}" replayed_transcript)
+    file(SHA256 "${original}" original_sum)
+    file(SHA256 "${copy}" copy_sum)
+    if(NOT original_sum STREQUAL copy_sum)
+      string(APPEND failures "\n${copy} (${name}) is not byte-identical to ${original}")
     endif()
   endforeach()
   list(LENGTH recordings n)

@@ -14,6 +14,21 @@ set(rath_example_checks
   "12_compile|Reachable provider models: \\['fake-model'\\].*  - billing.agent: model=fake-model memory=true.*  - router: selector.*caught: workflow pre-flight validation failed:\n  - agent 'billing.agent': unknown provider_kind='gemini'.*\n  - agent 'tech.agent': user tool 'run_shell_command' shadows a built-in system tool\n  - input session: unknown sandbox backend 'docker'.*validate\\(\\) problems: none .* ready to run.*Inside lifecycle: 4 agents ready \\(1 memory store held, refcount 2\\).*answer: Restart the router.*Resources released on exit \\(refcount 1\\).*store closed: true"
   "14_runtime_fanout|fan-out: 100000 coroutines"
   "00_demo|sessions     200 \\(0 errors\\).*viewer \\(open in a browser\\) -> .*/lineage.html")
+# The server-everything copy pinned in tests/integration/npm (scripts/install-deps.sh
+# --test) for example 06, run by Node 22 from .deps when present, else by `node` on PATH;
+# a missing one fails the test.
+set(rath_node22 ${PROJECT_SOURCE_DIR}/.deps/node22/node_modules/node/bin/node)
+if(EXISTS ${rath_node22})
+  set(rath_node ${rath_node22})
+else()
+  find_program(rath_node node)
+  if(NOT rath_node)
+    set(rath_node node)
+  endif()
+endif()
+set(rath_mcp_example_args ${rath_node}
+    ${PROJECT_SOURCE_DIR}/tests/integration/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio)
+
 foreach(check ${rath_example_checks})
   string(REPLACE "|" ";" parts "${check}")
   list(GET parts 0 example)
@@ -24,20 +39,7 @@ foreach(check ${rath_example_checks})
       set(args 200 ${CMAKE_CURRENT_BINARY_DIR}/demo-out)
     endif()
     if(example STREQUAL "06_mcp")
-      # The server-everything copy pinned in tests/integration/npm (scripts/install-deps.sh
-      # --test), run by Node 22 from .deps when present, else by `node` on PATH; a
-      # missing one fails the test.
-      set(rath_node22 ${PROJECT_SOURCE_DIR}/.deps/node22/node_modules/node/bin/node)
-      if(EXISTS ${rath_node22})
-        set(rath_node ${rath_node22})
-      else()
-        find_program(rath_node node)
-        if(NOT rath_node)
-          set(rath_node node)
-        endif()
-      endif()
-      set(args ${rath_node}
-          ${PROJECT_SOURCE_DIR}/tests/integration/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio)
+      set(args ${rath_mcp_example_args})
     endif()
     add_test(NAME example_${example} COMMAND ${example} ${args} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
     set_tests_properties(example_${example} PROPERTIES
@@ -58,11 +60,12 @@ if(TARGET 13_agent_service)
 endif()
 
 # rath replay of every session the model-calling examples record (OPENRATH_RECORD_LLM=1):
-# each must replay without divergence (examples/replay_examples.cmake).
+# each must replay without divergence (replay_examples.cmake). 02 and 14 call no model;
+# 13 is a service, tested as a process in test_examples.
 if(TARGET rath)
   set(rath_replay_examples)
-  foreach(example 01_hello_agent 03_sandbox_backend 05_custom_tool 07_streaming 09_memory 10_provider_variation
-                  11_dynamic_selector 12_compile)
+  foreach(example 00_demo 01_hello_agent 03_sandbox_backend 04_builtin_tools 05_custom_tool 06_mcp 07_streaming
+                  08_compress 09_memory 10_provider_variation 11_dynamic_selector 12_compile)
     if(TARGET ${example})
       list(APPEND rath_replay_examples $<TARGET_FILE:${example}>)
     endif()
@@ -71,6 +74,7 @@ if(TARGET rath)
     string(JOIN "|" rath_replay_examples ${rath_replay_examples})
     add_test(NAME examples_replay
       COMMAND ${CMAKE_COMMAND} "-DEXAMPLES=${rath_replay_examples}" -DRATH=$<TARGET_FILE:rath>
+              "-DARGS_06_mcp=${rath_mcp_example_args}" "-DARGS_00_demo=20;demo-out"
               -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/replay -P ${CMAKE_CURRENT_SOURCE_DIR}/examples/replay_examples.cmake)
     set_tests_properties(examples_replay PROPERTIES TIMEOUT 900 LABELS "examples;cli")
   endif()

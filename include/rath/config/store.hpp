@@ -56,6 +56,9 @@ struct LlmProviderEntry {
     std::optional<std::string> base_url{};
     std::optional<double> temperature{};
     std::optional<std::int64_t> max_tokens{};
+    // "record": record every model call of the agent runs through this provider
+    // (llm::Provider::record_llm); absent from files that do not set it.
+    std::optional<bool> record{};
 };
 
 struct McpServerEntry {

@@ -33,6 +33,10 @@ struct Provider {
     std::optional<int> retry_max_attempts{};     // unset: 4
     std::optional<double> retry_base_seconds{};  // unset: 0.5
     std::optional<std::int64_t> budget_total_tokens{};
+    // Recording: true records every model call of each agent run through this provider
+    // beside its persisted transcript, as LoopOptions::record_llm does (which it implies;
+    // the loop persists the run). From config.json: llm.providers.<name>.record.
+    std::optional<bool> record_llm{};
     // Called once when a session's cumulative total first exceeds the budget; may
     // throw (e.g. BudgetExceededError) to abort the loop. It runs on the runtime thread
     // of the loop that tripped it, possibly for several sessions at once, so it must be
