@@ -77,6 +77,33 @@ TEST_CASE("graph export --format jsonl has one row per persisted session with it
     CHECK(rows[1].at("chunk_count").as_int64() == 3);  // the first run's two rows and one answer
 }
 
+TEST_CASE("graph export draws a progress bar on a terminal's stderr, and none into a pipe or with --json") {
+    rath::test::TempDir dir;
+    (void)persist_runs(dir.path());
+    auto piped = rath_cli({"--dir", dir.path().string(), "graph", "export", "--format", "jsonl"});
+    REQUIRE(piped.exit_code == 0);
+    CHECK_FALSE(contains(piped.err, "loading sessions"));
+    // script(1) (bsdutils, Essential in Debian) gives the command a pseudo-terminal.
+    REQUIRE_MESSAGE(::access("/usr/bin/script", X_OK) == 0, "/usr/bin/script (bsdutils) is missing");
+    const fs::path out = dir.path() / "graph.jsonl";
+    const auto command = [&](const std::string& flags) {
+        return "'" + rath::test::bin_path("rath") + "' " + flags + "--dir '" + dir.path().string() +
+               "' graph export --format jsonl -o '" + out.string() + "'";
+    };
+    auto tty = rath::test::run_child("/usr/bin/script", {"-qec", command(""), "/dev/null"});
+    REQUIRE(tty.exit_code == 0);
+    CHECK(contains(tty.out, "loading sessions ["));
+    CHECK(contains(tty.out, "] 3/3"));
+    CHECK(contains(tty.out, "\x1b[2K"));  // erased once done
+    std::ifstream in(out);
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK(jsonl_rows(text.str()).size() == 3);
+    auto quiet = rath::test::run_child("/usr/bin/script", {"-qec", command("--json "), "/dev/null"});
+    REQUIRE(quiet.exit_code == 0);
+    CHECK_FALSE(contains(quiet.out, "loading sessions"));
+}
+
 TEST_CASE("graph export --root keeps the root and its descendants only") {
     rath::test::TempDir dir;
     auto runs = persist_runs(dir.path());

@@ -20,7 +20,13 @@ void run_graph_export(const Context& ctx, const std::optional<std::string>& root
                       const std::optional<fs::path>& out) {
     const fs::path dir = ctx.sessions_dir();
     lineage::SessionGraph graph;
-    for (const auto& m : list_sessions(dir)) graph.push_back(persistence::load_session_file(m.path).to_session());
+    const auto metas = list_sessions(dir);
+    Progress progress("loading sessions", metas.size(), ctx.json);
+    for (const auto& m : metas) {
+        graph.push_back(persistence::load_session_file(m.path).to_session());
+        progress.tick();
+    }
+    progress.finish();
 
     // The traversals have no cycle guard, so the graph is validated first. Parents that
     // were never persisted (the user message a run started from) stand in as empty

@@ -7,7 +7,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -31,6 +34,43 @@ bool Context::use_color() const {
     const char* no_color = std::getenv("NO_COLOR");
     if (no_color && *no_color) return false;
     return ::isatty(STDOUT_FILENO) == 1;
+}
+
+Progress::Progress(std::string label, std::size_t total, bool json_output)
+    : label_(std::move(label)), total_(total), visible_(false) {
+    const char* term = std::getenv("TERM");
+    visible_ = !json_output && total_ > 0 && ::isatty(STDERR_FILENO) == 1 && !(term && std::string_view(term) == "dumb");
+    if (visible_) draw();
+}
+
+Progress::~Progress() { finish(); }
+
+void Progress::tick() {
+    ++done_;
+    if (!visible_) return;
+    const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count();
+    if (done_ == total_ || now - last_draw_ms_ >= 100) draw();
+}
+
+void Progress::draw() {
+    constexpr std::size_t width = 30;
+    const std::size_t filled = total_ ? std::min(width, done_ * width / total_) : width;
+    std::string line = "\r" + label_ + " [" + std::string(filled, '#') + std::string(width - filled, ' ') + "] " +
+                       std::to_string(done_) + "/" + std::to_string(total_);
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    last_draw_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count();
+}
+
+void Progress::finish() {
+    if (!visible_) return;
+    visible_ = false;
+    std::fputs("\r\x1b[2K", stderr);  // carriage return, erase the line
+    std::fflush(stderr);
 }
 
 std::string Style::wrap(std::string_view code, std::string_view s) const {
