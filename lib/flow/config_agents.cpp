@@ -1,8 +1,13 @@
 #include <rath/flow/config_agents.hpp>
 
 #include <rath/llm/provider.hpp>
+#include <rath/mcp/tools.hpp>
 
 #include <boost/json.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
 
 namespace rath::flow {
 
@@ -45,6 +50,14 @@ std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store) {
                 throw config::ConfigError(file + ": " + where + ".max_tool_rounds must be an integer in [1, 10000]");
             a.max_tool_rounds = static_cast<int>(r->get_int64());
         }
+        if (auto* m = o.if_contains("mcp"); m && !m->is_null()) {
+            const auto bad = [&] { return config::ConfigError(file + ": " + where + ".mcp must be a list of MCP server names"); };
+            if (!m->is_array()) throw bad();
+            for (const auto& n : m->get_array()) {
+                if (!n.is_string()) throw bad();
+                a.mcp.emplace_back(n.get_string());
+            }
+        }
         out.push_back(std::move(a));
     }
     return out;
@@ -66,6 +79,18 @@ AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_pt
     if (entry.model) ao.loop.provider.model = entry.model;
     ao.loop.max_tool_rounds = entry.max_tool_rounds;
     ao.description = entry.description.value_or("");
+    std::vector<tool::FlowToolPtr> tools(ao.loop.tools.begin(), ao.loop.tools.end());
+    std::set<std::string, std::less<>> names;
+    for (const auto& t : tools) names.insert(t->name());
+    for (const auto& server : entry.mcp)
+        for (auto& t : mcp::mcp_tools_from_config(server, store)) {
+            if (!names.insert(t->name()).second)
+                throw config::ConfigError(store->path().string() + ": agents." + entry.name + ": tool '" + t->name() +
+                                          "' of MCP server '" + server +
+                                          "' has the name of another tool of the agent; give the server a tool_prefix");
+            tools.push_back(std::move(t));
+        }
+    ao.loop.tools = tool::ToolSet(std::move(tools));
     return ao;
 }
 

@@ -6,9 +6,14 @@
 //   "agents": { "<name>": { "system_prompt": string (required),
 //                           "provider": string (an llm.providers entry; default llm.default_provider),
 //                           "model": string, "description": string,
-//                           "max_tool_rounds": int in [1, 10000] (default 64) } }
+//                           "max_tool_rounds": int in [1, 10000] (default 64),
+//                           "mcp": [string] (MCP servers of the config whose tools the
+//                                   agent gets; default none) } }
 //
-// The section is kept by the config store like any key it does not know.
+// The section is kept by the config store like any key it does not know. "mcp" is how
+// tools reach processes that build agents from the config (rath-worker, rath-mcp-serve):
+// a tool written in any language, served by an MCP server those processes can start or
+// reach, named in mcp.servers / mcpServers like any other (mcp/tools.hpp).
 //
 // Thread safety: free functions over their arguments; safe from any thread.
 // Errors: config::ConfigError (naming the file and key) for a malformed section;
@@ -30,6 +35,7 @@ struct ConfigAgent {
     std::string system_prompt;
     std::optional<std::string> provider{}, model{}, description{};
     int max_tool_rounds = 64;
+    std::vector<std::string> mcp{};  // MCP server entries, in the order given
 };
 
 // Every entry of the "agents" section, in the file's order (none without the section).
@@ -37,8 +43,13 @@ struct ConfigAgent {
 // The entry `name`; ConfigLookupError listing the names there are when it is missing.
 [[nodiscard]] ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view name);
 // The options of the agent an entry describes: its provider (resolved in `store`),
-// model and tool-round cap, with the agent's default tools. A program that needs more
-// (its own chat client) edits them before building Agent(entry.system_prompt, options).
+// model and tool-round cap, the tools of its MCP servers after the agent's default
+// tools. Each MCP server is started (or reached) once here to list its tools, and its
+// connection is shared by every run of the options: this blocks, so call it off the
+// runtime's threads. Throws what mcp_tools_from_config throws (ConfigLookupError for an
+// unknown server, TransportError / McpError when it does not start or answer). A
+// program that needs more (its own chat client) edits the options before building
+// Agent(entry.system_prompt, options).
 [[nodiscard]] AgentOptions config_agent_options(const ConfigAgent& entry,
                                                 const std::shared_ptr<config::ConfigStore>& store);
 // Agent(entry.system_prompt, config_agent_options(entry, store)).

@@ -1,0 +1,97 @@
+// Agents defined in config.json (flow/config_agents.hpp): the section's reader and the
+// agent built from an entry, with the tools of the MCP servers it names (a real stdio
+// MCP server, the test helper) called by a scripted model over HTTP.
+#include "support/env.hpp"
+#include "support/files.hpp"
+
+#include <rath/fake_llm/server.hpp>
+#include <rath/flow/config_agents.hpp>
+
+#include <boost/json.hpp>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string test_server = std::string(RATH_BINARY_DIR) + "/bin/mcp_test_server";
+
+// config.json with provider "fake" (the server), MCP server "t" (the helper, its tools
+// as they are) and "p" (the same helper, its tools prefixed "p_"), and `agents`.
+std::shared_ptr<rath::config::ConfigStore> write_config(const fs::path& dir, const std::string& base_url,
+                                                        json::object agents) {
+    json::object doc{
+        {"llm",
+         {{"default_provider", "fake"},
+          {"providers",
+           {{"fake", {{"provider_kind", "openai"}, {"model", "fake-model"}, {"api_key", "sk-local"}, {"base_url", base_url}}}}}}},
+        {"mcpServers",
+         {{"t", {{"command", test_server}}}, {"p", {{"command", test_server}, {"tool_prefix", "p_"}}}}},
+        {"agents", std::move(agents)}};
+    rath::test::write_file(dir / "config.json", json::serialize(doc));
+    fs::permissions(dir / "config.json", fs::perms::owner_read | fs::perms::owner_write);
+    return std::make_shared<rath::config::ConfigStore>(dir / "config.json");
+}
+
+bool has_tool(const rath::tool::ToolSet& tools, const std::string& name) {
+    return std::any_of(tools.begin(), tools.end(), [&](const auto& t) { return t->name() == name; });
+}
+
+}  // namespace
+
+TEST_SUITE("flow/config_agents") {
+
+TEST_CASE("an agent's mcp servers give it their tools, and a run calls one through the server") {
+    rath::test::CleanEnv env;
+    rath::fake_llm::Server llm({.mode = rath::fake_llm::Mode::script,
+                                .script = R"({"rules": [
+                                  {"match": {"role": "user"},
+                                   "respond": {"tool_calls": [{"name": "echo", "arguments": {"text": "from the config's server"}}]}},
+                                  {"match": {"role": "tool"}, "respond": {"text": "The tool said: {{last}}"}}]})"});
+    llm.start();
+    auto store = write_config(env.path(), llm.base_url(),
+                              {{"helper", {{"system_prompt", "Use your tools."}, {"mcp", json::array{"t", "p"}}}}});
+    const auto entry = rath::flow::find_config_agent(*store, "helper");
+    CHECK(entry.mcp == std::vector<std::string>{"t", "p"});
+    const auto options = rath::flow::config_agent_options(entry, store);
+    CHECK(has_tool(options.loop.tools, "echo"));
+    CHECK(has_tool(options.loop.tools, "add"));
+    CHECK(has_tool(options.loop.tools, "p_echo"));
+
+    rath::flow::Agent agent(entry.system_prompt, options);
+    const rath::Session out = agent(rath::Session::from_user_message("Echo something."));
+    const auto rows = out.chunks();
+    REQUIRE(rows.size() == 4);  // user, tool call, tool result, answer
+    CHECK(json::serialize(rows[2]->payload()).find("from the config's server") != std::string::npos);
+    CHECK(json::serialize(rows[3]->payload()).find("The tool said:") != std::string::npos);
+}
+
+TEST_CASE("an agent entry with a malformed mcp list, an unknown server or clashing tool names is refused") {
+    rath::test::CleanEnv env;
+    auto store = write_config(env.path(), "http://127.0.0.1:9/v1",
+                              {{"not_a_list", {{"system_prompt", "x"}, {"mcp", "t"}}},
+                               {"unknown", {{"system_prompt", "x"}, {"mcp", json::array{"nope"}}}},
+                               {"clash", {{"system_prompt", "x"}, {"mcp", json::array{"t", "t"}}}}});
+    CHECK_THROWS_WITH_AS((void)rath::flow::read_config_agents(*store),
+                         doctest::Contains("agents.not_a_list.mcp must be a list of MCP server names"),
+                         rath::config::ConfigError);
+    // The rest of the section reads without the malformed entry.
+    json::object doc = store->document();
+    doc["agents"].as_object().erase("not_a_list");
+    rath::test::write_file(env.path() / "config.json", json::serialize(doc));
+    store = std::make_shared<rath::config::ConfigStore>(env.path() / "config.json");
+    CHECK_THROWS_AS((void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "unknown"), store),
+                    rath::config::ConfigLookupError);
+    CHECK_THROWS_WITH_AS(
+        (void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "clash"), store),
+        doctest::Contains("tool 'echo' of MCP server 't' has the name of another tool of the agent"),
+        rath::config::ConfigError);
+}
+
+}  // TEST_SUITE
