@@ -45,6 +45,17 @@ std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store) {
                 throw config::ConfigError(file + ": " + where + ".max_tool_rounds must be an integer in [1, 10000]");
             a.max_tool_rounds = static_cast<int>(r->get_int64());
         }
+        a.backend = optional_string(store, o, "backend", where);
+        if (auto* t = o.if_contains("idempotent_tools"); t && !t->is_null()) {
+            if (!t->is_object())
+                throw config::ConfigError(file + ": " + where + ".idempotent_tools must be an object of booleans");
+            for (auto& [tool, flag] : t->get_object()) {
+                if (!flag.is_bool())
+                    throw config::ConfigError(file + ": " + where + ".idempotent_tools." + std::string(tool) +
+                                              " must be true or false");
+                a.idempotent_tools[std::string(tool)] = flag.get_bool();
+            }
+        }
         out.push_back(std::move(a));
     }
     return out;
