@@ -133,10 +133,11 @@ void say(const std::string& line) {
 // after it (so the critical path pays one round trip per call, for the start). A taken-
 // over run answers a finished call (same index, id, tool and arguments) from its record;
 // a call that was started but never finished runs again when the tool is idempotent
-// (FlowToolCall::idempotent, or the agent's "idempotent_tools") and otherwise gets the
+// (FlowToolCall::idempotent, or the agent's "idempotent_tools", as judged when the call
+// started: the record keeps it) and otherwise gets the
 // tool_interrupted row (rath::pg::interrupted_tool_call_message) instead, recorded as its
 // result, and "interrupted <run> <tool>" on stdout. A call that differs from the record
-// ends the tool replay likewise.
+// (or comes after a model call that did) ends the tool replay likewise.
 class DurableExecutor final : public rath::LoopExecutor {
 public:
     struct Setup {
@@ -179,6 +180,10 @@ private:
         std::atomic<std::size_t> next_llm{0}, replayed{0}, next_tool{0}, replayed_tools{0};
         std::atomic<bool> llm_diverged{false}, tools_diverged{false}, lost{false};
         std::mutex mu;
+        // A database failure while recording a call's start: the loop turns what a
+        // dispatch throws into a tool-result row and goes on, so the run is failed at its
+        // next model call instead (a step that cannot be recorded must not be taken).
+        std::exception_ptr broken;
         std::vector<rath::async::Lazy<bool>> pending;  // tool results being written
         // Set once the latest call started by the loop has taken its dispatch lane (or
         // will not dispatch): the next call dispatches only after it, so the lanes see
@@ -227,6 +232,10 @@ private:
                                              rath::llm::ChatResponse& out) override {
         auto st = st_;
         if (st->lost.load()) throw st->lease_lost();
+        {
+            std::lock_guard lk(st->mu);
+            if (st->broken) std::rethrow_exception(st->broken);
+        }
         const std::size_t index = st->next_llm.fetch_add(1);
         json::object body = rath::llm::request_to_json(request, st->s.client->provider().model.value_or(""));
         if (index < st->s.llm_calls.size() && !st->llm_diverged.load()) {
@@ -238,6 +247,7 @@ private:
                 co_return;
             }
             st->llm_diverged.store(true);
+            st->tools_diverged.store(true);  // the tool calls from here on are new ones too
             rath::log(rath::LogLevel::warning, "rath.worker",
                       "run " + std::to_string(st->s.run_id) + ": model call " + std::to_string(index) +
                           " differs from the recorded one; calling the model from here on");
@@ -317,8 +327,15 @@ private:
                                            .name = name,
                                            .arguments = json::serialize(arguments),
                                            .idempotent = idempotent};
-        if (!co_await st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started)))
-            throw st->lease_lost();
+        bool held = false;
+        try {
+            held = co_await st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started));
+        } catch (const rath::pg::PgError&) {
+            std::lock_guard lk(st->mu);
+            if (!st->broken) st->broken = std::current_exception();
+            throw;
+        }
+        if (!held) throw st->lease_lost();
         co_await before.async_wait(boost::asio::use_awaitable);
         auto* rt = rath::async::current_runtime();
         auto dispatch = rath::tool::async_dispatch_flow_tool(std::move(out), std::move(tool), std::move(arguments), rt);
