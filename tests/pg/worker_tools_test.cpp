@@ -261,7 +261,9 @@ TEST_CASE("a worker killed while an idempotent tool runs: the rescuer runs that 
     const std::int64_t id = run(q.async_enqueue(R"({"agent": "shell", "message": "run it"})"));
 
     rath::test::WorkerProcess doomed(pg->conninfo(), schema, "agents", config, "doomed", 1000);
-    REQUIRE(wait_until([&] { return fs::exists(sc.marker); }));
+    // An idempotent call is not held for its start record (it is written while the
+    // call runs): the kill waits for both the record and the marker.
+    REQUIRE(wait_until([&] { return fs::exists(sc.marker) && run(q.async_tool_calls(id)).size() == 1; }));
     CHECK(doomed.signal_and_wait(SIGKILL) == 128 + SIGKILL);
     {
         auto calls = run(q.async_tool_calls(id));
@@ -276,6 +278,7 @@ TEST_CASE("a worker killed while an idempotent tool runs: the rescuer runs that 
     const RunStatus done = wait_finished(q, id);
     REQUIRE(done.state == RunState::done);
     CHECK(rescuer.output().find("rerun " + std::to_string(id) + " run_shell_command\n") != std::string::npos);
+    CHECK(rescuer.output().find("replayed " + std::to_string(id) + " 1\n") != std::string::npos);
     CHECK(rescuer.output().find("interrupted ") == std::string::npos);
     CHECK(line_count(sc.counter) == 2);  // the killed worker's run and the one rerun
 

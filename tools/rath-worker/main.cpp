@@ -128,9 +128,11 @@ void say(const std::string& line) {
 // replay: from there the run calls the model.
 //
 // Tool calls, numbered in the order the loop starts them: each is recorded as started
-// before it is dispatched and with its result when it ends. The result is written while
-// the loop goes on to its next model call, and the answer to that call is recorded only
-// after it (so the critical path pays one round trip per call, for the start). A taken-
+// and with its result when it ends. A call of a tool that is not idempotent is dispatched
+// only once its start record is in (one round trip on the run's path); an idempotent
+// one is dispatched at once and its start record written while it runs. The result is
+// written while the loop goes on to its next model call, and the answer to that call is
+// recorded only after it. A taken-
 // over run answers a finished call (same index, id, tool and arguments) from its record;
 // a call that was started but never finished runs again when the tool is idempotent
 // (FlowToolCall::idempotent, or the agent's "idempotent_tools", as judged when the call
@@ -219,7 +221,8 @@ private:
         bool refused = false;
         for (auto& p : pending) {
             try {
-                refused |= !co_await p.async_get();
+                const bool held = co_await p.async_get();
+                if (!held) refused = true;
             } catch (...) {
                 if (!first) first = std::current_exception();
             }
@@ -327,28 +330,53 @@ private:
                                            .name = name,
                                            .arguments = json::serialize(arguments),
                                            .idempotent = idempotent};
-        bool held = false;
-        try {
-            held = co_await st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started));
-        } catch (const rath::pg::PgError&) {
-            std::lock_guard lk(st->mu);
-            if (!st->broken) st->broken = std::current_exception();
-            throw;
-        }
-        if (!held) throw st->lease_lost();
-        co_await before.async_wait(boost::asio::use_awaitable);
         auto* rt = rath::async::current_runtime();
+        rath::async::Runtime& runtime = rt ? *rt : rath::async::Runtime::default_runtime();
+        std::optional<rath::async::Lazy<bool>> start_written;
+        if (idempotent) {
+            // Running it once more is harmless, so it need not wait for its start record:
+            // the record is written while the call runs (a worker that dies first leaves
+            // no record, and the takeover runs the call, as it would with one).
+            start_written = runtime.submit(st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started)));
+            std::lock_guard lk(st->mu);
+            st->pending.push_back(*start_written);
+        } else {
+            // Recorded before it runs: a takeover must know that it may have taken effect.
+            bool held = false;
+            try {
+                held = co_await st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started));
+            } catch (const rath::pg::PgError&) {
+                std::lock_guard lk(st->mu);
+                if (!st->broken) st->broken = std::current_exception();
+                throw;
+            }
+            if (!held) throw st->lease_lost();
+        }
+        co_await before.async_wait(boost::asio::use_awaitable);
         auto dispatch = rath::tool::async_dispatch_flow_tool(std::move(out), std::move(tool), std::move(arguments), rt);
         mine.set();  // this call has its lane place: the next may take its own
         rath::tool::ToolDispatchResult r = co_await std::move(dispatch);
         // Written while the loop goes on; the next model call's answer waits for it.
-        auto written = (rt ? *rt : rath::async::Runtime::default_runtime())
-                           .submit(st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, r.content));
+        auto written = runtime.submit(record_result(st, index, std::move(start_written), r.content));
         {
             std::lock_guard lk(st->mu);
             st->pending.push_back(std::move(written));
         }
         co_return std::move(r.content);
+    }
+
+    // Records a call's result once its start record (when that was still being written)
+    // is in; false when the run was no longer ours.
+    static boost::asio::awaitable<bool> record_result(std::shared_ptr<State> st, std::size_t index,
+                                                      std::optional<rath::async::Lazy<bool>> started,
+                                                      std::string content) {
+        // Each co_await a statement of its own: GCC 12 miscompiles one inside && (SIGILL).
+        if (started) {
+            const bool held = co_await started->async_get();
+            if (!held) co_return false;
+        }
+        const bool held = co_await st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, std::move(content));
+        co_return held;
     }
 
     std::shared_ptr<State> st_;
