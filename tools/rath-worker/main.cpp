@@ -132,14 +132,14 @@ void say(const std::string& line) {
 // only once its start record is in (one round trip on the run's path); an idempotent
 // one is dispatched at once and its start record written while it runs. The result is
 // written while the loop goes on to its next model call, and the answer to that call is
-// recorded only after it. A taken-
-// over run answers a finished call (same index, id, tool and arguments) from its record;
-// a call that was started but never finished runs again when the tool is idempotent
-// (FlowToolCall::idempotent, or the agent's "idempotent_tools", as judged when the call
-// started: the record keeps it) and otherwise gets the
-// tool_interrupted row (rath::pg::interrupted_tool_call_message) instead, recorded as its
-// result, and "interrupted <run> <tool>" on stdout. A call that differs from the record
-// (or comes after a model call that did) ends the tool replay likewise.
+// recorded only after it. A taken-over run answers a finished call (same index, id, tool
+// and arguments) from its record; a call that was started but never finished runs again
+// when the tool is idempotent (FlowToolCall::idempotent, or the agent's
+// "idempotent_tools", as judged when the call started: the record keeps it) and
+// otherwise gets the tool_interrupted row (rath::pg::interrupted_tool_call_message)
+// instead, recorded as its result, and "interrupted <run> <tool>" on stdout. A call that
+// differs from the record (or comes after a model call that did) ends the tool replay
+// likewise.
 class DurableExecutor final : public rath::LoopExecutor {
 public:
     struct Setup {
@@ -279,7 +279,7 @@ private:
                              std::move(call_id), std::move(tool), std::move(arguments));
     }
 
-    // (Only the first two are used: the loop never dispatches a call through here.)
+    // The loop always passes the call's id; a call without one is recorded with "".
     boost::asio::awaitable<std::string> do_dispatch_tool(rath::Session out, rath::tool::FlowToolPtr tool,
                                                          json::object arguments) override {
         return do_dispatch_tool_call(std::move(out), std::string(), std::move(tool), std::move(arguments));
