@@ -293,4 +293,38 @@ TEST_CASE("a worker killed while an idempotent tool runs: the rescuer runs that 
     CHECK(rescuer.signal_and_wait(SIGTERM) == 0);
 }
 
+TEST_CASE("the tool calls of one model answer are recorded in call order and keep their lane order: a read after a write of one file sees it") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    rath::test::TempDir dir;
+    json::array calls{
+        json::object{{"id", "call_w"}, {"name", "write_workspace_file"}, {"arguments", {{"path", "a.txt"}, {"content", "written"}}}},
+        json::object{{"id", "call_r"}, {"name", "read_workspace_file"}, {"arguments", {{"path", "a.txt"}}}}};
+    json::array rules{json::object{{"match", {{"role", "user"}}}, {"respond", {{"tool_calls", std::move(calls)}}}},
+                      json::object{{"match", {{"role", "tool"}}}, {"respond", {{"text", "done: {{last}}"}}}}};
+    fake_llm::Server llm({.mode = fake_llm::Mode::script, .script = json::serialize(json::object{{"rules", std::move(rules)}})});
+    llm.start();
+    const auto config = rath::test::write_tool_worker_config(dir.path(), llm);
+    const std::string schema = fresh_schema();
+    RunQueue q({.conninfo = pg->conninfo(), .schema = schema, .queue = "agents"});
+    const std::int64_t id = run(q.async_enqueue(R"({"agent": "shell", "message": "write then read"})"));
+    rath::test::WorkerProcess worker(pg->conninfo(), schema, "agents", config, "w1", 1000);
+    const RunStatus done = wait_finished(q, id);
+    REQUIRE(done.state == RunState::done);
+    const Session s = stored_output(*pg, schema, done);
+    REQUIRE(s.chunks().size() == 5);  // user, the two calls, two results, the answer
+    CHECK(s.chunks()[3]->payload().at("content") == R"({"data": "written"})");
+    const auto recorded = run(q.async_tool_calls(id));
+    REQUIRE(recorded.size() == 2);
+    CHECK(recorded[0].index == 0);
+    CHECK(recorded[0].call_id == "call_w");
+    CHECK(recorded[0].name == "write_workspace_file");
+    CHECK(recorded[0].idempotent);
+    CHECK(recorded[0].result == std::optional<std::string>(R"({"bytes_written": 7})"));
+    CHECK(recorded[1].call_id == "call_r");
+    CHECK(recorded[1].name == "read_workspace_file");
+    CHECK(recorded[1].result == std::optional<std::string>(R"({"data": "written"})"));
+    CHECK(worker.signal_and_wait(SIGTERM) == 0);
+}
+
 }  // TEST_SUITE
