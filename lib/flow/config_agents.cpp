@@ -58,6 +58,17 @@ std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store) {
                 a.mcp.emplace_back(n.get_string());
             }
         }
+        a.backend = optional_string(store, o, "backend", where);
+        if (auto* t = o.if_contains("idempotent_tools"); t && !t->is_null()) {
+            if (!t->is_object())
+                throw config::ConfigError(file + ": " + where + ".idempotent_tools must be an object of booleans");
+            for (auto& [tool, flag] : t->get_object()) {
+                if (!flag.is_bool())
+                    throw config::ConfigError(file + ": " + where + ".idempotent_tools." + std::string(tool) +
+                                              " must be true or false");
+                a.idempotent_tools[std::string(tool)] = flag.get_bool();
+            }
+        }
         out.push_back(std::move(a));
     }
     return out;

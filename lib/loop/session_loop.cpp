@@ -265,7 +265,7 @@ asio::awaitable<void> call_model(LoopExecutor& exec, LoopStep& step, const LoopO
 // awaitable fails that call, not the loop.
 asio::awaitable<std::string> initiate(LoopExecutor& exec, const Session& out, LoopToolCall& c) {
     return async::start_or_fail<std::string>(
-        [&] { return exec.async_dispatch_tool(out, c.tool, std::move(c.arguments)); });
+        [&] { return exec.async_dispatch_tool_call(out, c.part ? c.part->id : std::string(), c.tool, std::move(c.arguments)); });
 }
 
 // One batch of a round: every dispatch is initiated in call order, then all are awaited

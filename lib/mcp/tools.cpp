@@ -275,6 +275,17 @@ public:
 
     bool parallel_safe() const override { return server_->options().parallel; }
 
+    bool idempotent() const override {
+        if (server_->options().idempotent) return *server_->options().idempotent;
+        auto hint = [&](std::string_view key) {
+            auto* v = info_.annotations.if_contains(key);
+            return v && v->is_bool() && v->get_bool();
+        };
+        // A tool that changes nothing (readOnlyHint) may be repeated as surely as one
+        // that says so (idempotentHint).
+        return hint("readOnlyHint") || hint("idempotentHint");
+    }
+
     tool::ResourceKey resource_key(const json::object& arguments) const override {
         const auto& o = server_->options();
         if (o.resource_key) return o.resource_key(info_.name, arguments);
@@ -375,6 +386,10 @@ void read_extras(const config::ConfigStore& store, const std::string& where, con
     if (auto* p = e.if_contains("parallel"); p && p->is_bool()) o.parallel = p->get_bool();
     if (auto* p = e.if_contains("per_call"); p && p->is_bool()) o.per_call = p->get_bool();
     if (auto* p = e.if_contains("tool_prefix"); p && p->is_string()) o.tool_prefix = std::string(p->get_string());
+    if (auto* p = e.if_contains("idempotent"); p && !p->is_null()) {
+        if (!p->is_bool()) bad_entry(store, where + ".idempotent", "must be true or false");
+        o.idempotent = p->get_bool();
+    }
 }
 
 // {"url": "https://host/mcp", "headers": {...}, "type": "http"}: a Streamable HTTP

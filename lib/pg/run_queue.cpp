@@ -312,6 +312,65 @@ boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> RunQueu
     co_return out;
 }
 
+boost::asio::awaitable<bool> RunQueue::async_start_tool_call(std::int64_t id, std::string owner,
+                                                             RecordedToolCall call) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id)),     Param(std::move(owner)),
+                              Param(std::to_string(call.index)), Param(std::move(call.call_id)),
+                              Param(std::move(call.name)),   Param(std::move(call.arguments)),
+                              Param(call.idempotent ? "true" : "false")};
+    // The owner check and the write in one statement: a row comes back only when the
+    // run is still ours.
+    Result r = co_await st->conn.query(
+        "INSERT INTO " + st->s + ".rath_run_tool_calls (run_id, idx, call_id, name, arguments, idempotent)"
+            " SELECT id, $3::int, $4, $5, $6::json, $7::boolean FROM " + st->s + ".rath_runs"
+            " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'"
+            " ON CONFLICT (run_id, idx) DO UPDATE SET call_id = EXCLUDED.call_id, name = EXCLUDED.name,"
+            " arguments = EXCLUDED.arguments, idempotent = EXCLUDED.idempotent, result = NULL,"
+            " interrupted = false, started_at = now(), finished_at = NULL"
+            " RETURNING 1",
+        std::move(params));
+    co_return !r.rows.empty();
+}
+
+boost::asio::awaitable<bool> RunQueue::async_finish_tool_call(std::int64_t id, std::string owner, std::size_t index,
+                                                              std::string result, bool interrupted) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id)), Param(std::move(owner)), Param(std::to_string(index)),
+                              Param(std::move(result)), Param(interrupted ? "true" : "false")};
+    Result r = co_await st->conn.query(
+        "UPDATE " + st->s + ".rath_run_tool_calls t SET result = $4, interrupted = $5::boolean, finished_at = now()"
+            " FROM " + st->s + ".rath_runs r"
+            " WHERE t.run_id = $1::bigint AND t.idx = $3::int AND r.id = t.run_id AND r.lease_owner = $2"
+            " AND r.state = 'running'",
+        std::move(params));
+    co_return r.affected > 0;
+}
+
+boost::asio::awaitable<std::vector<RecordedToolCall>> RunQueue::async_tool_calls(std::int64_t id) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<Param> params{Param(std::to_string(id))};
+    Result r = co_await st->conn.query("SELECT idx, call_id, name, arguments::text, idempotent, result, interrupted FROM " +
+                                           st->s + ".rath_run_tool_calls WHERE run_id = $1::bigint ORDER BY idx",
+                                       std::move(params));
+    std::vector<RecordedToolCall> out;
+    for (auto& row : r.rows) {
+        RecordedToolCall c;
+        c.index = static_cast<std::size_t>(std::strtoull(row.at(0)->c_str(), nullptr, 10));
+        c.call_id = *row.at(1);
+        c.name = *row.at(2);
+        c.arguments = *row.at(3);
+        c.idempotent = *row.at(4) == "t";
+        c.result = row.at(5);
+        c.interrupted = *row.at(6) == "t";
+        out.push_back(std::move(c));
+    }
+    co_return out;
+}
+
 boost::asio::awaitable<std::optional<RunStatus>> RunQueue::async_status(std::int64_t id) {
     auto st = st_;
     co_await st->ensure_ready();

@@ -70,6 +70,23 @@ const std::vector<std::vector<std::string>>& migrations() {
             " recorded_at timestamptz NOT NULL DEFAULT now(),"
             " PRIMARY KEY (run_id, idx))",
         },
+        {
+            // Each tool call of a run: written when it starts (result NULL) and again
+            // when it ends, so that a worker taking the run over answers finished calls
+            // from here and knows which ones were cut short.
+            "CREATE TABLE IF NOT EXISTS %S.rath_run_tool_calls ("
+            " run_id bigint NOT NULL REFERENCES %S.rath_runs (id) ON DELETE CASCADE,"
+            " idx integer NOT NULL,"
+            " call_id text NOT NULL,"
+            " name text NOT NULL,"
+            " arguments json NOT NULL,"
+            " idempotent boolean NOT NULL,"
+            " result text,"
+            " interrupted boolean NOT NULL DEFAULT false,"
+            " started_at timestamptz NOT NULL DEFAULT now(),"
+            " finished_at timestamptz,"
+            " PRIMARY KEY (run_id, idx))",
+        },
     };
     return m;
 }
@@ -109,7 +126,7 @@ boost::asio::awaitable<int> migrate_schema(Connection& c, std::string schema_nam
     const auto& v = r.back().rows.at(0).at(0);
     int version = v ? std::atoi(v->c_str()) : 0;
     const auto& all = migrations();
-    static_assert(latest_schema_version == 3);
+    static_assert(latest_schema_version == 4);
     if (version > static_cast<int>(all.size()))
         throw PersistenceError("the PostgreSQL schema " + s + " is at version " + std::to_string(version) +
                                ", newer than this rath knows (" + std::to_string(all.size()) + ")");

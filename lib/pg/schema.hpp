@@ -1,7 +1,7 @@
 #pragma once
 // rath's tables in one PostgreSQL schema, and the numbered migrations that make them:
-// the session store's (version 1), the run queue's (version 2) and the runs' recorded
-// model calls (version 3). Every component
+// the session store's (version 1), the run queue's (version 2), the runs' recorded
+// model calls (version 3) and their recorded tool calls (version 4). Every component
 // migrates the whole schema on first use, so a database always has one version.
 #include <rath/pg/connection.hpp>
 
@@ -11,7 +11,7 @@
 
 namespace rath::pg::detail {
 
-inline constexpr int latest_schema_version = 3;
+inline constexpr int latest_schema_version = 4;
 
 // "name" with embedded quotes doubled: an SQL identifier as given.
 [[nodiscard]] std::string quote_ident(const std::string& name);

@@ -59,6 +59,9 @@ public:
     // then a read of the same path keep transcript order.
     ResourceKey resource_key(const json::object& args) const override { return {"fs", path_arg(args)}; }
     std::string lane_group() const override { return "builtin:fs"; }
+    // Reads, and a write that replaces the whole file: a second call leaves the
+    // workspace as the first did. (Commands and code runs are not: the default false.)
+    bool idempotent() const override { return true; }
 };
 
 class RunShellCommand final : public SystemTool {

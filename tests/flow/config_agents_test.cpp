@@ -1,8 +1,10 @@
-// Agents defined in config.json (flow/config_agents.hpp): the section's reader and the
-// agent built from an entry, with the tools of the MCP servers it names (a real stdio
-// MCP server, the test helper) called by a scripted model over HTTP.
+// Agents defined in config.json (flow/config_agents.hpp): the section's reader (the
+// durable-run keys among the rest) and the agent built from an entry, with the tools of
+// the MCP servers it names (a real stdio MCP server, the test helper) called by a
+// scripted model over HTTP.
 #include "support/env.hpp"
 #include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/fake_llm/server.hpp>
 #include <rath/flow/config_agents.hpp>
@@ -11,6 +13,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +41,14 @@ std::shared_ptr<rath::config::ConfigStore> write_config(const fs::path& dir, con
     rath::test::write_file(dir / "config.json", json::serialize(doc));
     fs::permissions(dir / "config.json", fs::perms::owner_read | fs::perms::owner_write);
     return std::make_shared<rath::config::ConfigStore>(dir / "config.json");
+}
+
+// config.json with only an "agents" section (given as JSON text).
+rath::config::ConfigStore store_with(const rath::test::TempDir& dir, const std::string& agents) {
+    auto path = dir.path() / "config.json";
+    std::ofstream(path) << R"({"version": 1, "agents": )" << agents << "}";
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+    return rath::config::ConfigStore(path);
 }
 
 bool has_tool(const rath::tool::ToolSet& tools, const std::string& name) {
@@ -92,6 +104,33 @@ TEST_CASE("an agent entry with a malformed mcp list, an unknown server or clashi
         (void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "clash"), store),
         doctest::Contains("tool 'echo' of MCP server 't' has the name of another tool of the agent"),
         rath::config::ConfigError);
+}
+
+TEST_CASE("an agent entry names its sandbox backend and which tools it declares idempotent; both are optional") {
+    rath::test::TempDir dir;
+    auto store = store_with(dir, R"({
+        "shell": {"system_prompt": "p", "backend": "local",
+                  "idempotent_tools": {"run_shell_command": true, "read_workspace_file": false}},
+        "plain": {"system_prompt": "q"}})");
+    const auto shell = rath::flow::find_config_agent(store, "shell");
+    CHECK(shell.backend == std::optional<std::string>("local"));
+    CHECK(shell.idempotent_tools == std::map<std::string, bool>{{"read_workspace_file", false}, {"run_shell_command", true}});
+    const auto plain = rath::flow::find_config_agent(store, "plain");
+    CHECK_FALSE(plain.backend.has_value());
+    CHECK(plain.idempotent_tools.empty());
+}
+
+TEST_CASE("an idempotent_tools that is not an object of booleans, or a backend that is not a string, is refused naming the key") {
+    rath::test::TempDir dir;
+    CHECK_THROWS_WITH_AS((void)rath::flow::read_config_agents(store_with(dir, R"({"a": {"system_prompt": "p", "idempotent_tools": ["x"]}})")),
+                         doctest::Contains("agents.a.idempotent_tools must be an object of booleans"),
+                         rath::config::ConfigError);
+    CHECK_THROWS_WITH_AS((void)rath::flow::read_config_agents(store_with(dir, R"({"a": {"system_prompt": "p", "idempotent_tools": {"x": "yes"}}})")),
+                         doctest::Contains("agents.a.idempotent_tools.x must be true or false"),
+                         rath::config::ConfigError);
+    CHECK_THROWS_WITH_AS((void)rath::flow::read_config_agents(store_with(dir, R"({"a": {"system_prompt": "p", "backend": 3}})")),
+                         doctest::Contains("agents.a.backend must be a string"),
+                         rath::config::ConfigError);
 }
 
 }  // TEST_SUITE

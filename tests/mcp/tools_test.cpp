@@ -233,6 +233,33 @@ TEST_CASE("mcp_tools_from_config starts the named server and its tools work") {
     CHECK(json::parse(r.content) == json::parse(R"({"text":"from config"})"));
 }
 
+TEST_CASE("a tool is idempotent when its annotations say readOnlyHint or idempotentHint, unless the config's idempotent decides for the server") {
+    auto tools = mcp_tools_from_server(test_server());
+    CHECK(find(tools, "echo")->idempotent());        // readOnlyHint
+    CHECK(find(tools, "add")->idempotent());         // idempotentHint
+    CHECK_FALSE(find(tools, "slow")->idempotent());  // both hints false
+    CHECK_FALSE(find(tools, "fail")->idempotent());  // no annotations
+
+    rath::test::TempDir dir;
+    auto path = dir.path() / "config.json";
+    {
+        std::ofstream out(path);
+        out << R"({"version":1,"mcpServers":{"all":{"command":")" << RATH_BINARY_DIR
+            << R"(/bin/mcp_test_server","idempotent":true},"none":{"command":")" << RATH_BINARY_DIR
+            << R"(/bin/mcp_test_server","idempotent":false},"bad":{"command":"x","idempotent":"yes"}}})";
+    }
+    auto store = std::make_shared<rath::config::ConfigStore>(path);
+    auto all = rath::async::block_on(async_mcp_tools_from_config("all", store));
+    CHECK(find(all, "fail")->idempotent());
+    CHECK(find(all, "slow")->idempotent());
+    auto none = rath::async::block_on(async_mcp_tools_from_config("none", store));
+    CHECK_FALSE(find(none, "echo")->idempotent());
+    CHECK_FALSE(find(none, "add")->idempotent());
+    CHECK_THROWS_WITH_AS((void)mcp_server_options_from_config("bad", store),
+                         doctest::Contains("mcpServers.bad.idempotent: must be true or false"),
+                         rath::config::ConfigError);
+}
+
 TEST_CASE("a url entry reaches a Streamable HTTP server with its headers; sse and malformed entries are refused") {
     // A rath server that admits one foreign Origin: the entry's headers must carry it.
     auto server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});

@@ -208,6 +208,51 @@ TEST_CASE("model calls are recorded only while the owner holds the run, kept onc
     CHECK_FALSE(run(q.async_record_llm_call(id, "w", 2, "{}", "{}")));  // finished
 }
 
+TEST_CASE("tool calls are recorded only while the owner holds the run: started without a result, finished with one, restarted afresh, read back in order") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    RunQueue q(options(*pg, fresh_schema()));
+    const std::int64_t id = run(q.async_enqueue("{}"));
+    auto call = [](std::size_t index, std::string name, bool idempotent) {
+        return RecordedToolCall{.index = index,
+                                .call_id = "call_" + std::to_string(index),
+                                .name = std::move(name),
+                                .arguments = "{\"x\": " + std::to_string(index) + "}",
+                                .idempotent = idempotent};
+    };
+    CHECK_FALSE(run(q.async_start_tool_call(id, "w", call(0, "a", false))));  // not claimed yet
+    REQUIRE(run(q.async_claim("w", 10s)).has_value());
+    CHECK(run(q.async_start_tool_call(id, "w", call(1, "b", true))));
+    CHECK(run(q.async_start_tool_call(id, "w", call(0, "a", false))));
+    CHECK_FALSE(run(q.async_finish_tool_call(id, "w", 5, "{}")));  // never started
+    CHECK(run(q.async_finish_tool_call(id, "w", 0, "{\"ok\": true}")));
+    CHECK_FALSE(run(q.async_start_tool_call(id, "intruder", call(2, "c", false))));
+    CHECK_FALSE(run(q.async_finish_tool_call(id, "intruder", 1, "{}")));
+    auto calls = run(q.async_tool_calls(id));
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].index == 0);
+    CHECK(calls[0].call_id == "call_0");
+    CHECK(calls[0].name == "a");
+    CHECK(calls[0].arguments == "{\"x\": 0}");
+    CHECK_FALSE(calls[0].idempotent);
+    CHECK(calls[0].result == std::optional<std::string>("{\"ok\": true}"));
+    CHECK_FALSE(calls[0].interrupted);
+    CHECK(calls[1].index == 1);
+    CHECK(calls[1].idempotent);
+    CHECK_FALSE(calls[1].result.has_value());  // started, not finished
+    // Starting a call again (an idempotent rerun) clears its old result; an interrupted
+    // report is marked as such.
+    CHECK(run(q.async_start_tool_call(id, "w", call(0, "a", false))));
+    CHECK(run(q.async_finish_tool_call(id, "w", 1, "interrupted", true)));
+    calls = run(q.async_tool_calls(id));
+    REQUIRE(calls.size() == 2);
+    CHECK_FALSE(calls[0].result.has_value());
+    CHECK(calls[1].result == std::optional<std::string>("interrupted"));
+    CHECK(calls[1].interrupted);
+    CHECK(run(q.async_complete(id, "w", "{}")));
+    CHECK_FALSE(run(q.async_start_tool_call(id, "w", call(3, "d", false))));  // finished
+}
+
 TEST_CASE("a result waiter is woken by the NOTIFY of a completion and finds which of its runs finished") {
     auto* pg = rath::test::postgres_or_skip();
     if (!pg) return;

@@ -41,6 +41,30 @@ inline std::filesystem::path write_worker_config(const std::filesystem::path& di
     return path;
 }
 
+// config.json with provider "fake" (the server) and agent "shell": the built-in tools on
+// the local sandbox backend, with `idempotent_tools` as the agent's "idempotent_tools".
+inline std::filesystem::path write_tool_worker_config(const std::filesystem::path& dir, const fake_llm::Server& llm,
+                                                      boost::json::object idempotent_tools = {}) {
+    boost::json::object doc{
+        {"version", 1},
+        {"llm",
+         {{"default_provider", "fake"},
+          {"providers",
+           {{"fake",
+             {{"provider_kind", "openai"}, {"model", "fake-model"}, {"api_key", "sk-fake-local"},
+              {"base_url", llm.base_url()}}}}}}},
+        {"agents",
+         {{"shell",
+           {{"system_prompt", "You run the commands you are asked to."},
+            {"max_tool_rounds", 4},
+            {"backend", "local"},
+            {"idempotent_tools", std::move(idempotent_tools)}}}}}};
+    auto path = dir / "config.json";
+    std::ofstream(path) << boost::json::serialize(doc);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return path;
+}
+
 class WorkerProcess {
 public:
     WorkerProcess(const std::string& conninfo, const std::string& schema, const std::string& queue,

@@ -51,6 +51,17 @@ TEST_CASE("built-in resource keys and flags follow the upstream table") {
     CHECK_FALSE(builtin("run_shell_command")->parallel_safe());
     CHECK(builtin("read_workspace_file")->parallel_safe());
     for (auto& t : rt::global_system_tools().tools()) CHECK(t->sandbox_scoped());
+    // Reads and whole-file writes may be repeated; commands and code runs may not.
+    CHECK_FALSE(builtin("run_shell_command")->idempotent());
+    CHECK_FALSE(builtin("run_code")->idempotent());
+    for (const char* n : {"read_workspace_file", "write_workspace_file", "list_workspace_files", "workspace_path_exists"})
+        CHECK(builtin(n)->idempotent());
+    // A user tool is not idempotent unless its traits say so.
+    auto plain = rt::make_tool<SleepArgs>("plain", "p", [](rath::Session, SleepArgs a) { return json::value(a.key); });
+    CHECK_FALSE(plain->idempotent());
+    auto again = rt::make_tool<SleepArgs>("again", "a", [](rath::Session, SleepArgs a) { return json::value(a.key); },
+                                          {.idempotent = true});
+    CHECK(again->idempotent());
 }
 
 TEST_CASE("run_shell_command runs python and write reports bytes written") {

@@ -8,11 +8,13 @@
 //   {"agent": "<name>", "message": "<text of one user message>"}
 // Its result: {"session_id": "<uuid of the stored output session>"}; a run that fails
 // (unknown agent, missing input, the agent loop's error) is failed with the error text.
-// Every model response is recorded in the database (RunQueue::async_record_llm_call)
-// before the loop goes on; a worker that takes over a run whose worker died replays
-// those responses instead of calling the model again. Tool calls are not recorded: a
-// taken-over run runs its tools again.
+// Every model response and every tool call is recorded in the database (see
+// DurableExecutor); a worker that takes over a run whose worker died replays them
+// instead of calling the model or running the tool again, and reports a call of a tool
+// that is not idempotent which the dead worker left unfinished instead of repeating it.
 #include <rath/async/block_on.hpp>
+#include <rath/async/lazy.hpp>
+#include <rath/async/this_thread.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/config/env.hpp>
 #include <rath/config/store.hpp>
@@ -21,6 +23,8 @@
 #include <rath/llm/recording.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/log.hpp>
+#include <rath/loop/executor.hpp>
+#include <rath/tool/dispatch.hpp>
 #include <rath/pg/run_queue.hpp>
 #include <rath/pg/session_store.hpp>
 
@@ -66,10 +70,22 @@ void usage(std::FILE* to, const char* program) {
         "\n"
         "SIGTERM/SIGINT: stop taking runs, finish the current one, exit 0. A worker that dies\n"
         "(SIGKILL) leaves its run to be taken over by another worker when the lease lapses.\n"
-        "Model responses are recorded in the database as they come: a run taken over replays them\n"
-        "instead of calling the model again (its tools run again).\n"
-        "Prints \"ready\" on stdout once the queue is reachable, \"claimed <id> <attempt>\" per run and\n"
-        "\"replayed <id> <n>\" when a run reused n recorded model responses.\n",
+        "Model responses and tool calls are recorded in the database as they happen (a tool call\n"
+        "when it starts and when it ends): a run taken over replays the model responses instead of\n"
+        "calling the model again and answers finished tool calls from their record instead of\n"
+        "running them again. A tool call the dead worker started but did not finish runs again when\n"
+        "the tool is idempotent (reads and whole-file writes of the built-in sandbox tools, MCP tools\n"
+        "annotated readOnlyHint or idempotentHint, an agent's \"idempotent_tools\" in the config);\n"
+        "any other (run_shell_command, run_code, by default a user or MCP tool) is not repeated: its\n"
+        "result is {\"ok\": false, \"error_kind\": \"tool_interrupted\", \"message\": \"the call was\n"
+        "interrupted by a worker failure and was not repeated: ...\", \"detail\": \"<tool>\"} and the\n"
+        "model goes on from there.\n"
+        "An agent's \"backend\" in the config (e.g. \"local\") is the sandbox its runs' tools use.\n"
+        "\n"
+        "On stdout: \"ready\" once the queue is reachable, \"claimed <id> <attempt>\" per run,\n"
+        "\"replayed <id> <n>\" when a run reused n recorded model responses, \"replayed-tools <id> <n>\"\n"
+        "when it reused n recorded tool results, \"rerun <id> <tool>\" when it runs an interrupted\n"
+        "idempotent call again and \"interrupted <id> <tool>\" when it reports one that is not.\n",
         to);
 }
 
@@ -95,58 +111,275 @@ std::string string_field(const json::object& o, std::string_view key) {
     return std::string(v->get_string());
 }
 
-// The chat client of one run: the model calls a worker that held the run before
-// completed (recorded in the database) are answered from the record, in order, as long
-// as the loop asks the same requests again; every other call goes to the model, and its
-// response is recorded before the loop sees it, so a worker that dies after it never
-// makes that call again. A request that differs from the record (a tool whose result
-// changed) ends the replay: from there the run calls the model.
-class DurableChatClient final : public rath::llm::ChatClient {
+// What a run's executor prints on stdout (one line each, flushed at once).
+void say(const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+}
+
+// The loop executor of one run, which makes the run durable: whatever a worker that held
+// the run before completed (recorded in the database) is answered from the record, and
+// everything else is recorded as it happens.
+//
+// Model calls: answered from the record, in order, as long as the loop asks the same
+// requests again; every other call goes to the model, and its response is recorded
+// before the loop sees it, so a worker that dies after it never makes that call again.
+// A request that differs from the record (a tool whose result changed) ends the model
+// replay: from there the run calls the model.
+//
+// Tool calls, numbered in the order the loop starts them: each is recorded as started
+// and with its result when it ends. A call of a tool that is not idempotent is dispatched
+// only once its start record is in (one round trip on the run's path); an idempotent
+// one is dispatched at once and its start record written while it runs. The result is
+// written while the loop goes on to its next model call, and the answer to that call is
+// recorded only after it. A taken-over run answers a finished call (same index, id, tool
+// and arguments) from its record; a call that was started but never finished runs again
+// when the tool is idempotent (FlowToolCall::idempotent, or the agent's
+// "idempotent_tools", as judged when the call started: the record keeps it) and
+// otherwise gets the tool_interrupted row (rath::pg::interrupted_tool_call_message)
+// instead, recorded as its result, and "interrupted <run> <tool>" on stdout. A call that
+// differs from the record (or comes after a model call that did) ends the tool replay
+// likewise.
+class DurableExecutor final : public rath::LoopExecutor {
 public:
-    DurableChatClient(std::shared_ptr<rath::llm::ChatClient> inner, rath::pg::RunQueue* queue, std::int64_t run_id,
-                      std::string owner, std::vector<std::pair<std::string, std::string>> recorded)
-        : ChatClient(&inner->runtime()),
-          inner_(std::move(inner)),
-          queue_(queue),
-          run_id_(run_id),
-          owner_(std::move(owner)),
-          recorded_(std::move(recorded)) {}
+    struct Setup {
+        std::shared_ptr<rath::llm::ChatClient> client;
+        rath::pg::RunQueue* queue = nullptr;
+        std::int64_t run_id = 0;
+        std::string owner;
+        std::vector<std::pair<std::string, std::string>> llm_calls;
+        std::vector<rath::pg::RecordedToolCall> tool_calls;
+        std::map<std::string, bool> idempotent_tools;  // the agent's overrides
+    };
 
-    const rath::llm::Provider& provider() const noexcept override { return inner_->provider(); }
-    std::string_view kind() const noexcept override { return inner_->kind(); }
-    bool supports_streaming() const noexcept override { return inner_->supports_streaming(); }
-    std::size_t replayed() const noexcept { return replayed_.load(); }
+    explicit DurableExecutor(Setup setup) : st_(std::make_shared<State>(std::move(setup))) {}
 
-private:
-    boost::asio::awaitable<void> do_complete(const rath::llm::ChatRequest& request, rath::llm::ChatResponse& out,
-                                             const rath::llm::DeltaCallback* on_delta) override {
-        const std::size_t index = next_.fetch_add(1);
-        json::object body = rath::llm::request_to_json(request, provider().model.value_or(""));
-        if (index < recorded_.size() && !diverged_.load()) {
-            json::value was = json::parse(recorded_[index].first);
-            if (was == json::value(body)) {
-                out = rath::llm::response_from_json(json::parse(recorded_[index].second).as_object());
-                replayed_.fetch_add(1);
-                co_return;
-            }
-            diverged_.store(true);
+    std::size_t replayed_model_calls() const noexcept { return st_->replayed.load(); }
+    std::size_t replayed_tool_calls() const noexcept { return st_->replayed_tools.load(); }
+
+    // Waits for the tool results still being written; throws when one was refused (the
+    // lease was lost) or failed.
+    boost::asio::awaitable<void> async_flush() { return flush(st_); }
+
+    // The same, for a run that is being given up: errors are logged, not thrown.
+    boost::asio::awaitable<void> async_settle() {
+        try {
+            co_await flush(st_);
+        } catch (const std::exception& e) {
             rath::log(rath::LogLevel::warning, "rath.worker",
-                      "run " + std::to_string(run_id_) + ": model call " + std::to_string(index) +
-                          " differs from the recorded one; calling the model from here on");
+                      "run " + std::to_string(st_->s.run_id) + ": a tool result was not recorded: " + e.what());
         }
-        co_await inner_->async_complete(request, out, on_delta);
-        if (!co_await queue_->async_record_llm_call(run_id_, owner_, index, json::serialize(body),
-                                                    json::serialize(rath::llm::response_to_json(out))))
-            throw rath::Error("run " + std::to_string(run_id_) + ": the lease was lost");
     }
 
-    std::shared_ptr<rath::llm::ChatClient> inner_;
-    rath::pg::RunQueue* queue_;
-    std::int64_t run_id_;
-    std::string owner_;
-    std::vector<std::pair<std::string, std::string>> recorded_;
-    std::atomic<std::size_t> next_{0}, replayed_{0};
-    std::atomic<bool> diverged_{false};
+private:
+    struct State {
+        explicit State(Setup setup) : s(std::move(setup)) {
+            for (auto& c : s.tool_calls) recorded_tools.emplace(c.index, c);
+            dispatched.set_value();
+        }
+        Setup s;
+        std::map<std::size_t, rath::pg::RecordedToolCall> recorded_tools;
+        std::atomic<std::size_t> next_llm{0}, replayed{0}, next_tool{0}, replayed_tools{0};
+        std::atomic<bool> llm_diverged{false}, tools_diverged{false}, lost{false};
+        std::mutex mu;
+        // A database failure while recording a call's start: the loop turns what a
+        // dispatch throws into a tool-result row and goes on, so the run is failed at its
+        // next model call instead (a step that cannot be recorded must not be taken).
+        std::exception_ptr broken;
+        std::vector<rath::async::Lazy<bool>> pending;  // tool results being written
+        // Set once the latest call started by the loop has taken its dispatch lane (or
+        // will not dispatch): the next call dispatches only after it, so the lanes see
+        // the calls in the loop's order although each first awaits its own start record.
+        rath::async::Lazy<void> dispatched;
+
+        rath::Error lease_lost() {
+            lost.store(true);
+            return rath::Error("run " + std::to_string(s.run_id) + ": the lease was lost");
+        }
+    };
+
+    // Sets a call's "dispatched" signal on every path, the frame's destruction included
+    // (a call the loop dropped before it ran must not hold the next one).
+    struct Signal {
+        std::optional<rath::async::Lazy<void>> l;
+        explicit Signal(rath::async::Lazy<void> lazy) : l(std::move(lazy)) {}
+        Signal(Signal&& o) noexcept : l(std::exchange(o.l, std::nullopt)) {}
+        Signal& operator=(Signal&&) = delete;
+        ~Signal() { set(); }
+        void set() {
+            if (l) (void)l->try_set_value();
+        }
+    };
+
+    static boost::asio::awaitable<void> flush(std::shared_ptr<State> st) {
+        std::vector<rath::async::Lazy<bool>> pending;
+        {
+            std::lock_guard lk(st->mu);
+            pending.swap(st->pending);
+        }
+        std::exception_ptr first;
+        bool refused = false;
+        for (auto& p : pending) {
+            try {
+                const bool held = co_await p.async_get();
+                if (!held) refused = true;
+            } catch (...) {
+                if (!first) first = std::current_exception();
+            }
+        }
+        if (first) std::rethrow_exception(first);
+        if (refused) throw st->lease_lost();
+    }
+
+    boost::asio::awaitable<void> do_complete(const rath::llm::ChatRequest& request,
+                                             rath::llm::ChatResponse& out) override {
+        auto st = st_;
+        if (st->lost.load()) throw st->lease_lost();
+        {
+            std::lock_guard lk(st->mu);
+            if (st->broken) std::rethrow_exception(st->broken);
+        }
+        const std::size_t index = st->next_llm.fetch_add(1);
+        json::object body = rath::llm::request_to_json(request, st->s.client->provider().model.value_or(""));
+        if (index < st->s.llm_calls.size() && !st->llm_diverged.load()) {
+            json::value was = json::parse(st->s.llm_calls[index].first);
+            if (was == json::value(body)) {
+                out = rath::llm::response_from_json(json::parse(st->s.llm_calls[index].second).as_object());
+                st->replayed.fetch_add(1);
+                co_await flush(st);
+                co_return;
+            }
+            st->llm_diverged.store(true);
+            st->tools_diverged.store(true);  // the tool calls from here on are new ones too
+            rath::log(rath::LogLevel::warning, "rath.worker",
+                      "run " + std::to_string(st->s.run_id) + ": model call " + std::to_string(index) +
+                          " differs from the recorded one; calling the model from here on");
+        }
+        co_await st->s.client->async_complete(request, out);
+        // The tool results this request carries are on record before its answer is.
+        co_await flush(st);
+        if (!co_await st->s.queue->async_record_llm_call(st->s.run_id, st->s.owner, index, json::serialize(body),
+                                                         json::serialize(rath::llm::response_to_json(out))))
+            throw st->lease_lost();
+    }
+
+    // Not a coroutine: the call's number and its place in the dispatch order are taken
+    // when the loop initiates it, in call order.
+    boost::asio::awaitable<std::string> do_dispatch_tool_call(rath::Session out, std::string call_id,
+                                                              rath::tool::FlowToolPtr tool,
+                                                              json::object arguments) override {
+        const std::size_t index = st_->next_tool.fetch_add(1);
+        rath::async::Lazy<void> before, mine;
+        {
+            std::lock_guard lk(st_->mu);
+            before = st_->dispatched;
+            st_->dispatched = mine;
+        }
+        return run_tool_call(st_, index, std::move(before), Signal(std::move(mine)), std::move(out),
+                             std::move(call_id), std::move(tool), std::move(arguments));
+    }
+
+    // The loop always passes the call's id; a call without one is recorded with "".
+    boost::asio::awaitable<std::string> do_dispatch_tool(rath::Session out, rath::tool::FlowToolPtr tool,
+                                                         json::object arguments) override {
+        return do_dispatch_tool_call(std::move(out), std::string(), std::move(tool), std::move(arguments));
+    }
+
+    static boost::asio::awaitable<std::string> run_tool_call(std::shared_ptr<State> st, std::size_t index,
+                                                             rath::async::Lazy<void> before, Signal mine,
+                                                             rath::Session out, std::string call_id,
+                                                             rath::tool::FlowToolPtr tool, json::object arguments) {
+        const std::string name = tool->name();
+        const std::string run = std::to_string(st->s.run_id);
+        bool idempotent = tool->idempotent();
+        if (auto o = st->s.idempotent_tools.find(name); o != st->s.idempotent_tools.end()) idempotent = o->second;
+
+        const rath::pg::RecordedToolCall* rec = nullptr;
+        if (auto it = st->recorded_tools.find(index); it != st->recorded_tools.end() && !st->tools_diverged.load()) {
+            const auto& r = it->second;
+            if (r.call_id == call_id && r.name == name && json::parse(r.arguments) == json::value(arguments)) {
+                rec = &r;
+            } else {
+                st->tools_diverged.store(true);
+                rath::log(rath::LogLevel::warning, "rath.worker",
+                          "run " + run + ": tool call " + std::to_string(index) +
+                              " differs from the recorded one; running the tools from here on");
+            }
+        }
+        if (rec && rec->result) {
+            co_await before.async_wait(boost::asio::use_awaitable);
+            mine.set();
+            st->replayed_tools.fetch_add(1);
+            co_return *rec->result;
+        }
+        if (rec && !rec->idempotent) {
+            // Started by a worker that died before it finished: it may have taken effect,
+            // so it is not run again; the model is told.
+            co_await before.async_wait(boost::asio::use_awaitable);
+            mine.set();
+            std::string content =
+                rath::tool::failure_content("tool_interrupted", rath::pg::interrupted_tool_call_message, name);
+            say("interrupted " + run + " " + name);
+            if (!co_await st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, content, true))
+                throw st->lease_lost();
+            co_return content;
+        }
+        if (rec) say("rerun " + run + " " + name);  // idempotent, cut short: once more
+        rath::pg::RecordedToolCall started{.index = index,
+                                           .call_id = call_id,
+                                           .name = name,
+                                           .arguments = json::serialize(arguments),
+                                           .idempotent = idempotent};
+        auto* rt = rath::async::current_runtime();
+        rath::async::Runtime& runtime = rt ? *rt : rath::async::Runtime::default_runtime();
+        std::optional<rath::async::Lazy<bool>> start_written;
+        if (idempotent) {
+            // Running it once more is harmless, so it need not wait for its start record:
+            // the record is written while the call runs (a worker that dies first leaves
+            // no record, and the takeover runs the call, as it would with one).
+            start_written = runtime.submit(st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started)));
+            std::lock_guard lk(st->mu);
+            st->pending.push_back(*start_written);
+        } else {
+            // Recorded before it runs: a takeover must know that it may have taken effect.
+            bool held = false;
+            try {
+                held = co_await st->s.queue->async_start_tool_call(st->s.run_id, st->s.owner, std::move(started));
+            } catch (const rath::pg::PgError&) {
+                std::lock_guard lk(st->mu);
+                if (!st->broken) st->broken = std::current_exception();
+                throw;
+            }
+            if (!held) throw st->lease_lost();
+        }
+        co_await before.async_wait(boost::asio::use_awaitable);
+        auto dispatch = rath::tool::async_dispatch_flow_tool(std::move(out), std::move(tool), std::move(arguments), rt);
+        mine.set();  // this call has its lane place: the next may take its own
+        rath::tool::ToolDispatchResult r = co_await std::move(dispatch);
+        // Written while the loop goes on; the next model call's answer waits for it.
+        auto written = runtime.submit(record_result(st, index, std::move(start_written), r.content));
+        {
+            std::lock_guard lk(st->mu);
+            st->pending.push_back(std::move(written));
+        }
+        co_return std::move(r.content);
+    }
+
+    // Records a call's result once its start record (when that was still being written)
+    // is in; false when the run was no longer ours.
+    static boost::asio::awaitable<bool> record_result(std::shared_ptr<State> st, std::size_t index,
+                                                      std::optional<rath::async::Lazy<bool>> started,
+                                                      std::string content) {
+        // Each co_await a statement of its own: GCC 12 miscompiles one inside && (SIGILL).
+        if (started) {
+            const bool held = co_await started->async_get();
+            if (!held) co_return false;
+        }
+        const bool held = co_await st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, std::move(content));
+        co_return held;
+    }
+
+    std::shared_ptr<State> st_;
 };
 
 struct Worker {
@@ -187,21 +420,35 @@ struct Worker {
     // lost (another worker owns it now).
     void execute(const rath::pg::ClaimedRun& run) {
         std::optional<rath::Session> out;
+        std::shared_ptr<DurableExecutor> exec;
+        // Tool results still being written are waited for before the run is given up,
+        // and the run's sandbox is closed.
+        auto release = [&] {
+            if (exec) await(exec->async_settle());
+            if (out) out->close_sandbox();
+        };
         try {
             json::value parsed = json::parse(run.payload);
             if (!parsed.is_object()) throw std::runtime_error("run payload is not a JSON object");
             const auto& p = parsed.get_object();
             const AgentEntry e = agent_entry(string_field(p, "agent"));
-            // The run's own agent: its chat client replays what an earlier holder of the
-            // run recorded and records the rest.
-            auto client = std::make_shared<DurableChatClient>(e.client, queue.get(), run.id, owner,
-                                                              await(queue->async_llm_calls(run.id)));
+            // The run's own agent: its executor replays what an earlier holder of the run
+            // recorded and records the rest.
+            exec = std::make_shared<DurableExecutor>(DurableExecutor::Setup{
+                .client = e.client,
+                .queue = queue.get(),
+                .run_id = run.id,
+                .owner = owner,
+                .llm_calls = await(queue->async_llm_calls(run.id)),
+                .tool_calls = await(queue->async_tool_calls(run.id)),
+                .idempotent_tools = e.entry.idempotent_tools});
             rath::flow::AgentOptions options = e.options;
-            options.loop.client = client;
+            options.loop.executor = exec;
             rath::flow::Agent a(e.entry.system_prompt, options);
             rath::Session in = p.contains("input_session_id")
                                    ? await(store->async_load(string_field(p, "input_session_id"))).to_session()
                                    : rath::Session::from_user_message(string_field(p, "message"));
+            if (e.entry.backend) in.to(*e.entry.backend);
             out = a(in);
             // Heartbeats on this thread while the loop runs on the runtime.
             auto done = std::make_shared<std::promise<void>>();
@@ -222,19 +469,23 @@ struct Worker {
                     rath::log(rath::LogLevel::warning, "rath.worker", "lease of run " + std::to_string(run.id) + " lost; dropping it");
                     out->cancel();
                     finished.wait();
+                    release();
                     return;
                 }
             }
             out->synchronize();  // throws the loop's error
-            if (client->replayed() > 0) {
-                std::printf("replayed %lld %zu\n", static_cast<long long>(run.id), client->replayed());
-                std::fflush(stdout);
-            }
+            await(exec->async_flush());
+            if (exec->replayed_model_calls() > 0)
+                say("replayed " + std::to_string(run.id) + " " + std::to_string(exec->replayed_model_calls()));
+            if (exec->replayed_tool_calls() > 0)
+                say("replayed-tools " + std::to_string(run.id) + " " + std::to_string(exec->replayed_tool_calls()));
             await(persist(*out));
         } catch (const std::exception& e) {
+            release();
             finish(run, std::nullopt, e.what());
             return;
         }
+        release();
         json::object result{{"session_id", out->id()}};
         finish(run, json::serialize(result), std::nullopt);
     }
@@ -277,8 +528,7 @@ struct Worker {
                 std::this_thread::sleep_for(500ms);
                 continue;
             }
-            std::printf("claimed %lld %d\n", static_cast<long long>(run->id), run->attempts);
-            std::fflush(stdout);
+            say("claimed " + std::to_string(run->id) + " " + std::to_string(run->attempts));
             execute(*run);
         }
     }

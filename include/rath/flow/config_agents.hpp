@@ -8,7 +8,16 @@
 //                           "model": string, "description": string,
 //                           "max_tool_rounds": int in [1, 10000] (default 64),
 //                           "mcp": [string] (MCP servers of the config whose tools the
-//                                   agent gets; default none) } }
+//                                   agent gets; default none),
+//                           "backend": string (the sandbox backend a run's input session
+//                                      is placed on, Session::to; unset: none, so the
+//                                      built-in tools fail with "no sandbox backend"),
+//                           "idempotent_tools": {"<tool name>": bool, ...} } }
+//
+// "idempotent_tools" overrides FlowToolCall::idempotent for this agent's runs: what a
+// durable runner (rath-worker) does with a call of the tool that was cut short by a
+// worker failure (true: run it again; false: report it interrupted). A tool not named
+// keeps its own declaration (the built-in defaults are in rath/tool/flow_tool.hpp).
 //
 // The section is kept by the config store like any key it does not know. "mcp" is how
 // tools reach processes that build agents from the config (rath-worker, rath-mcp-serve):
@@ -22,6 +31,7 @@
 #include <rath/config/store.hpp>
 #include <rath/flow/agent.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +46,8 @@ struct ConfigAgent {
     std::optional<std::string> provider{}, model{}, description{};
     int max_tool_rounds = 64;
     std::vector<std::string> mcp{};  // MCP server entries, in the order given
+    std::optional<std::string> backend{};
+    std::map<std::string, bool> idempotent_tools{};
 };
 
 // Every entry of the "agents" section, in the file's order (none without the section).

@@ -38,6 +38,14 @@ public:
                                                                           boost::json::object arguments) {
         return do_dispatch_tool(std::move(out), std::move(tool), std::move(arguments));
     }
+    // The same, with the id the model gave the call (its tool_calls[].id): what the loop
+    // calls. Default: do_dispatch_tool, without the id; an executor that keys its work by
+    // call (rath-worker records each call) overrides do_dispatch_tool_call.
+    [[nodiscard]] boost::asio::awaitable<std::string> async_dispatch_tool_call(Session out, std::string call_id,
+                                                                               tool::FlowToolPtr tool,
+                                                                               boost::json::object arguments) {
+        return do_dispatch_tool_call(std::move(out), std::move(call_id), std::move(tool), std::move(arguments));
+    }
     // Tool schemas to send; empty = the loop's tool set.
     virtual std::vector<llm::FunctionTool> tool_schemas() const { return {}; }
 
@@ -47,6 +55,14 @@ private:
     // thread (the loop's).
     virtual boost::asio::awaitable<std::string> do_dispatch_tool(Session out, tool::FlowToolPtr tool,
                                                                  boost::json::object arguments);
+    // Default: do_dispatch_tool (not a coroutine: the call's lane place is still taken
+    // when the loop initiates it).
+    virtual boost::asio::awaitable<std::string> do_dispatch_tool_call(Session out, std::string call_id,
+                                                                      tool::FlowToolPtr tool,
+                                                                      boost::json::object arguments) {
+        (void)call_id;
+        return do_dispatch_tool(std::move(out), std::move(tool), std::move(arguments));
+    }
 };
 
 }  // namespace rath

@@ -61,6 +61,10 @@ struct McpServerOptions {
     bool per_call = false;                  // a new connection (process) for every list and call
     std::string tool_prefix{};              // prepended to every tool name ("" = the server's names)
     std::size_t max_output_chars = 40'000;  // below the loop's 48,000-character inline cap
+    // FlowToolCall::idempotent of every tool of the server. Unset: each tool's own
+    // annotations decide, idempotent when it declares readOnlyHint or idempotentHint
+    // true, else not (a tool without annotations is assumed to have side effects).
+    std::optional<bool> idempotent{};
 };
 
 // One server and its shared connection.
@@ -115,8 +119,8 @@ private:
 // {"command": "npx", "args": [...], "env": {...}, "cwd": "..."}, or a Streamable HTTP
 // server: {"url": "https://host/mcp", "headers": {"Authorization": "..."}, "type":
 // "http"}; "type": "sse", the older HTTP+SSE transport, is refused), either with the
-// optional rath keys "timeout" (seconds per call), "parallel", "per_call" and
-// "tool_prefix". With no name, the single entry of mcp.default_enabled. Throws
+// optional rath keys "timeout" (seconds per call), "parallel", "per_call",
+// "tool_prefix" and "idempotent" (a bool: McpServerOptions::idempotent). With no name, the single entry of mcp.default_enabled. Throws
 // config::ConfigLookupError with OpenRath's messages (§7.1): no name and an empty
 // default_enabled, more than one, or an unknown server; config::ConfigError for a
 // malformed entry.

@@ -13,6 +13,10 @@
 //   succeeds only while `owner` still holds the run: a worker whose lease expired and
 //   whose run was taken over learns so (false) and must drop its work.
 //
+// - async_record_llm_call and async_start_tool_call / async_finish_tool_call keep what a
+//   run did (model responses; tool calls as they start and end) beside it, written only
+//   by the run's owner, so that a worker taking the run over can go on from there.
+//
 // What this does not do: run anything. Executing a claimed run (the agent loop, its
 // persistence, resuming at a step boundary) is the worker's job.
 //
@@ -48,6 +52,26 @@ struct ClaimedRun {
     std::string payload;  // the JSON text given to async_enqueue
     int attempts = 0;     // 1 on the first claim, more after lease expiries
 };
+
+// One tool call of a run as recorded (async_start_tool_call / async_finish_tool_call).
+struct RecordedToolCall {
+    std::size_t index = 0;      // 0, 1, ... over the run's dispatched tool calls, in call order
+    std::string call_id{};      // the model's id of the call
+    std::string name{};
+    std::string arguments{};    // JSON text of the arguments object
+    bool idempotent = false;    // as the runner judged the tool when it started the call
+    std::optional<std::string> result{};  // the tool-result body; unset: started, never finished
+    bool interrupted = false;   // the result is the runner's interrupted_tool_call_message row
+};
+
+// The message of the tool-result row rath-worker gives a call of a tool that is not
+// idempotent, started by a worker that died before the call finished: the call is not
+// run again (it may or may not have taken effect), and the model is told so. The row is
+// tool::failure_content("tool_interrupted", this message, "<tool name>"):
+// {"ok": false, "error_kind": "tool_interrupted", "message": "...", "detail": "<tool>"}.
+inline constexpr const char* interrupted_tool_call_message =
+    "the call was interrupted by a worker failure and was not repeated: the tool is not idempotent, "
+    "so it may or may not have taken effect";
 
 enum class RunState { queued, running, done, failed };
 
@@ -88,6 +112,19 @@ public:
     // The recorded model calls of run `id` in index order: (request, response) JSON text.
     [[nodiscard]] boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> async_llm_calls(
         std::int64_t id);
+    // Records that tool call `call.index` of run `id` starts (its result left unset) while
+    // `owner` holds the run; false when it no longer does (nothing is written). A record
+    // already under that index is replaced: the call is starting (again) now. One
+    // statement, one round trip.
+    [[nodiscard]] boost::asio::awaitable<bool> async_start_tool_call(std::int64_t id, std::string owner,
+                                                                     RecordedToolCall call);
+    // Records the result of tool call `index` of run `id` while `owner` holds the run;
+    // false when it no longer does or the call was never started (nothing is written).
+    [[nodiscard]] boost::asio::awaitable<bool> async_finish_tool_call(std::int64_t id, std::string owner,
+                                                                      std::size_t index, std::string result,
+                                                                      bool interrupted = false);
+    // The recorded tool calls of run `id` in index order.
+    [[nodiscard]] boost::asio::awaitable<std::vector<RecordedToolCall>> async_tool_calls(std::int64_t id);
     // nullopt for an unknown id.
     [[nodiscard]] boost::asio::awaitable<std::optional<RunStatus>> async_status(std::int64_t id);
     // Waits until an enqueue on this queue is notified (true) or `timeout` passes

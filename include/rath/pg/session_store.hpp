@@ -52,7 +52,7 @@ class PostgresSessionStore : public persistence::SessionStore {
 public:
     // The newest schema version this rath knows (the store's tables came with 1, the
     // run queue's with 2, the runs' recorded model calls with 3: one schema holds all).
-    static constexpr int schema_version = 3;
+    static constexpr int schema_version = 4;
     // Creates or upgrades the schema now (every other call does it first, once);
     // returns the version the database is at.
     [[nodiscard]] virtual boost::asio::awaitable<int> async_migrate() = 0;

@@ -55,6 +55,16 @@ public:
     [[nodiscard]] virtual bool parallel_safe() const { return false; }
     // Sandbox-scoped tools lane per sandbox (built-ins); others per session.
     [[nodiscard]] virtual bool sandbox_scoped() const { return false; }
+    // Whether running a call twice with the same arguments has the effect of running it
+    // once (reads, whole-file writes): what a durable runner (rath-worker) consults when
+    // the process that started a call died before it finished. An idempotent call is run
+    // again; any other is not, and its result says it was interrupted. Default false:
+    // a tool is assumed to have side effects unless it says otherwise. The built-ins:
+    // read_workspace_file, write_workspace_file (it replaces the whole file),
+    // list_workspace_files and workspace_path_exists are idempotent; run_shell_command
+    // and run_code are not. make_tool's ToolTraits::idempotent sets it for user tools;
+    // MCP tools take it from their server's annotations or config (rath/mcp/tools.hpp).
+    [[nodiscard]] virtual bool idempotent() const { return false; }
     // Default: ("safe", name) when parallel_safe, else ("global").
     [[nodiscard]] virtual ResourceKey resource_key(const boost::json::object& arguments) const;
     // Tools that share this name share lanes (the four filesystem built-ins share

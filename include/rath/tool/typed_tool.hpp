@@ -54,6 +54,8 @@ struct NumberBounds {
 struct ToolTraits {
     bool parallel_safe = false;
     bool sandbox_scoped = false;
+    // FlowToolCall::idempotent: a second call with the same arguments changes nothing more.
+    bool idempotent = false;
     // A synchronous body may block: run it on the blocking pool (false: on the io thread).
     bool blocking = true;
     std::map<std::string, std::string> field_descriptions{};  // "description" per member name
@@ -291,6 +293,7 @@ public:
           traits_(std::move(traits)) {}
     bool parallel_safe() const override { return traits_.parallel_safe; }
     bool sandbox_scoped() const override { return traits_.sandbox_scoped; }
+    bool idempotent() const override { return traits_.idempotent; }
 
     [[nodiscard]] boost::asio::awaitable<ToolReturn> async_call(Session session,
                                                                 boost::json::object arguments) override {

@@ -94,6 +94,10 @@ json::array tool_list() {
         obj("pid", {}, {}),
         obj("peak_slow", {}, {}),
     };
+    // Behaviour hints (the client keeps them; rath derives FlowToolCall::idempotent).
+    tools[0].as_object()["annotations"] = json::object{{"readOnlyHint", true}};
+    tools[1].as_object()["annotations"] = json::object{{"readOnlyHint", false}, {"idempotentHint", true}};
+    tools[2].as_object()["annotations"] = json::object{{"readOnlyHint", false}, {"idempotentHint", false}};
     if (extra_tool) tools.push_back(obj("extra", {}, {}));
     if (mode == "bad-schema") {
         tools.push_back(json::object{{"name", "bad_type"},
