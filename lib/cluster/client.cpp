@@ -195,3 +195,16 @@ async::Lazy<Session> Client::result(std::int64_t run_id) {
 }
 
 }  // namespace rath::cluster
+
+namespace rath::cluster {
+
+pg::ConnectionStats Client::stats() const noexcept {
+    pg::ConnectionStats out = st_->store->stats();
+    const pg::ConnectionStats q = st_->queue.stats();
+    out.connects += q.connects;
+    out.round_trips += q.round_trips;
+    out.requests += q.requests;
+    return out;
+}
+
+}  // namespace rath::cluster

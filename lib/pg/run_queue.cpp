@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -49,6 +50,7 @@ struct Listener {
     std::string conninfo, channel;
     PGconn* conn = nullptr;
     std::optional<boost::asio::posix::stream_descriptor> sock;
+    std::atomic<std::uint64_t> connects{0};  // each made connection sent one LISTEN
 
     ~Listener() { drop(); }
 
@@ -101,6 +103,7 @@ struct Listener {
             PQclear(r);
             if (st != PGRES_COMMAND_OK) throw PgError(ErrorKind::query, "", "LISTEN failed: " + msg);
         }
+        connects.fetch_add(1, std::memory_order_relaxed);
     }
 
     PgError lost() const {
@@ -338,6 +341,17 @@ boost::asio::awaitable<std::vector<std::pair<std::int64_t, RunStatus>>> RunQueue
                                        std::move(params));
     for (auto& row : r.rows) out.emplace_back(std::strtoll(row.at(0)->c_str(), nullptr, 10), status_from(row, 1));
     co_return out;
+}
+
+ConnectionStats RunQueue::stats() const noexcept {
+    ConnectionStats out = st_->conn.stats();
+    for (const Listener* l : {&st_->listener, &st_->finished_listener}) {
+        const std::uint64_t n = l->connects.load(std::memory_order_relaxed);
+        out.connects += n;
+        out.round_trips += n;
+        out.requests += n;
+    }
+    return out;
 }
 
 boost::asio::awaitable<bool> RunQueue::async_wait_for_work(std::chrono::milliseconds timeout) {

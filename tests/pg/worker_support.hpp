@@ -1,7 +1,9 @@
 #pragma once
 // rath-worker processes for the pg suite: a config file naming an agent served by an
 // in-process rath::fake_llm::Server, and worker children whose stdout is drained (and
-// kept) by a thread so that a chatty worker never blocks on a full pipe.
+// kept) by a thread so that a chatty worker never blocks on a full pipe. The children
+// get SIGKILL when the test process dies (child_process.hpp's die_with_parent): a
+// crashed test leaves no worker behind.
 #include "support/child_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -45,11 +47,12 @@ class WorkerProcess {
 public:
     WorkerProcess(const std::string& conninfo, const std::string& schema, const std::string& queue,
                   const std::filesystem::path& config, const std::string& owner, int lease_ms = 2000,
-                  std::vector<std::string> extra = {}) {
+                  std::vector<std::string> extra = {}, const std::string& netns = {}) {
         std::vector<std::string> args{"--conninfo", conninfo, "--schema", schema, "--queue", queue, "--config",
                                       config.string(), "--owner", owner, "--lease-ms", std::to_string(lease_ms)};
         args.insert(args.end(), extra.begin(), extra.end());
-        child_ = spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/rath-worker", std::move(args));
+        child_ = spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/rath-worker", std::move(args),
+                                        SpawnOptions{.die_with_parent = true, .netns = netns});
         reader_ = std::thread([this] {
             char buf[512];
             for (ssize_t n; (n = ::read(child_.out_fd, buf, sizeof buf)) > 0;) {

@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -59,8 +60,8 @@ void usage(std::FILE* to, const char* program) {
         "  --config PATH      config file with the \"agents\" section (default: rath's usual config.json)\n"
         "  --owner NAME       lease owner name (default <hostname>:<pid>)\n"
         "  --lease-ms N       lease length; renewed every third of it while a run runs (default 30000)\n"
-        "  --concurrency N    runs at once, each on its own queue connections (default 1); with N > 1\n"
-        "                     slot i's lease owner is <owner>#i\n"
+        "  --concurrency N    runs at once (default 1), sharing the process's queue connections; with\n"
+        "                     N > 1 slot i's lease owner is <owner>#i\n"
         "  --log-level LEVEL  debug|info|warning|error|off (default warning)\n"
         "  --help             this text\n"
         "\n"
@@ -69,7 +70,9 @@ void usage(std::FILE* to, const char* program) {
         "Model responses are recorded in the database as they come: a run taken over replays them\n"
         "instead of calling the model again (its tools run again).\n"
         "Prints \"ready\" on stdout once the queue is reachable, \"claimed <id> <attempt>\" per run and\n"
-        "\"replayed <id> <n>\" when a run reused n recorded model responses.\n",
+        "\"replayed <id> <n>\" when a run reused n recorded model responses, and on a clean exit\n"
+        "\"stats runs=<n> round_trips=<n> requests=<n> connects=<n>\": the runs it took and its\n"
+        "database round trips (queue and store connections together).\n",
         to);
 }
 
@@ -149,13 +152,56 @@ private:
     std::atomic<bool> diverged_{false};
 };
 
+// The process's one listening connection, shared by its slots: PostgreSQL signals every
+// listening backend of the database on each NOTIFY (enqueues and completions alike), so a
+// listener per slot would multiply the server's work per run by the slot count. One slot
+// at a time waits on the queue's channel; the others wait for it to see a notification.
+struct WorkSignal {
+    std::shared_ptr<rath::pg::RunQueue> queue;  // the slots' queue: one waiter at a time
+    std::mutex mu;
+    std::condition_variable cv;
+    bool listening = false;
+    std::uint64_t generation = 0;  // notifications seen so far
+
+    std::uint64_t seen() {
+        std::lock_guard lk(mu);
+        return generation;
+    }
+
+    // Returns when a notification came after `since` was read, or `timeout` passed.
+    void wait(rath::async::Runtime& rt, std::uint64_t since, std::chrono::milliseconds timeout) {
+        std::unique_lock lk(mu);
+        if (generation != since) return;
+        if (listening) {
+            cv.wait_for(lk, timeout, [&] { return generation != since; });
+            return;
+        }
+        listening = true;
+        lk.unlock();
+        bool woken = false;
+        std::exception_ptr error;
+        try {
+            woken = rath::async::block_on(rt, queue->async_wait_for_work(timeout));
+        } catch (...) {
+            error = std::current_exception();
+        }
+        lk.lock();
+        listening = false;
+        if (woken) ++generation;
+        cv.notify_all();
+        lk.unlock();
+        if (error) std::rethrow_exception(error);
+    }
+};
+
 struct Worker {
     rath::async::Runtime& rt = rath::async::Runtime::default_runtime();
     std::shared_ptr<rath::config::ConfigStore> config;
     std::shared_ptr<rath::pg::PostgresSessionStore> store;
-    std::unique_ptr<rath::pg::RunQueue> queue;
+    std::shared_ptr<rath::pg::RunQueue> queue;  // shared by the slots
     std::string owner;
     std::chrono::milliseconds lease{30000};
+    std::uint64_t runs = 0;  // claimed by this slot
     struct AgentEntry {
         rath::flow::ConfigAgent entry;
         rath::flow::AgentOptions options;
@@ -166,6 +212,7 @@ struct Worker {
         std::map<std::string, AgentEntry> by_name;  // resolved once per name
     };
     std::shared_ptr<AgentCache> agents;  // shared by the process's slots
+    std::shared_ptr<WorkSignal> signal;   // likewise
 
     template <class T>
     T await(boost::asio::awaitable<T> aw) {
@@ -193,9 +240,10 @@ struct Worker {
             const auto& p = parsed.get_object();
             const AgentEntry e = agent_entry(string_field(p, "agent"));
             // The run's own agent: its chat client replays what an earlier holder of the
-            // run recorded and records the rest.
-            auto client = std::make_shared<DurableChatClient>(e.client, queue.get(), run.id, owner,
-                                                              await(queue->async_llm_calls(run.id)));
+            // run recorded and records the rest. A first claim had no earlier holder.
+            std::vector<std::pair<std::string, std::string>> recorded;
+            if (run.attempts > 1) recorded = await(queue->async_llm_calls(run.id));
+            auto client = std::make_shared<DurableChatClient>(e.client, queue.get(), run.id, owner, std::move(recorded));
             rath::flow::AgentOptions options = e.options;
             options.loop.client = client;
             rath::flow::Agent a(e.entry.system_prompt, options);
@@ -266,10 +314,14 @@ struct Worker {
         while (!stopping.load()) {
             std::optional<rath::pg::ClaimedRun> run;
             try {
+                // Read before the claim: a notification between the claim and the wait
+                // is not missed.
+                const std::uint64_t since = signal->seen();
                 run = await(queue->async_claim(owner, lease));
                 if (!run) {
-                    // Short waits so that a stop request is seen promptly.
-                    (void)await(queue->async_wait_for_work(250ms));
+                    // Short waits so that a stop request is seen promptly, and runs whose
+                    // lease lapsed (nobody notifies those) are found.
+                    signal->wait(rt, since, 250ms);
                     continue;
                 }
             } catch (const rath::pg::PgError& e) {
@@ -277,6 +329,7 @@ struct Worker {
                 std::this_thread::sleep_for(500ms);
                 continue;
             }
+            ++runs;
             std::printf("claimed %lld %d\n", static_cast<long long>(run->id), run->attempts);
             std::fflush(stdout);
             execute(*run);
@@ -361,16 +414,22 @@ int main(int argc, char** argv) {
         (void)rath::flow::read_config_agents(*config);  // a malformed section fails now, not per run
         auto store = rath::pg::make_postgres_session_store({.conninfo = *conninfo, .schema = schema});
         auto agents = std::make_shared<Worker::AgentCache>();
-        // One slot per concurrent run, each with its own queue connections and lease
-        // owner name (so that a slot never mistakes another slot's claim for its own).
+        auto signal = std::make_shared<WorkSignal>();
+        // The slots share one queue: its pipelined connection carries their concurrent
+        // requests together (fewer round trips and server wake-ups than a connection
+        // per slot), and its one listening connection serves them all (WorkSignal).
+        signal->queue = std::make_shared<rath::pg::RunQueue>(
+            rath::pg::RunQueueOptions{.conninfo = *conninfo, .schema = schema, .queue = queue});
+        // One slot per concurrent run, each with its own lease owner name (so that a slot
+        // never mistakes another slot's claim for its own).
         std::vector<std::unique_ptr<Worker>> slots;
         for (int i = 0; i < concurrency; ++i) {
             auto w = std::make_unique<Worker>();
             w->config = config;
             w->store = store;
             w->agents = agents;
-            w->queue = std::make_unique<rath::pg::RunQueue>(
-                rath::pg::RunQueueOptions{.conninfo = *conninfo, .schema = schema, .queue = queue});
+            w->signal = signal;
+            w->queue = signal->queue;
             w->owner = concurrency == 1 ? *owner : *owner + "#" + std::to_string(i);
             w->lease = std::chrono::milliseconds(lease_ms);
             slots.push_back(std::move(w));
@@ -382,6 +441,19 @@ int main(int argc, char** argv) {
         for (std::size_t i = 1; i < slots.size(); ++i) threads.emplace_back([&slots, i] { slots[i]->loop(); });
         slots.front()->loop();
         for (auto& t : threads) t.join();
+        rath::pg::ConnectionStats sum = store->stats();
+        {
+            const rath::pg::ConnectionStats q = signal->queue->stats();
+            sum.round_trips += q.round_trips;
+            sum.requests += q.requests;
+            sum.connects += q.connects;
+        }
+        std::uint64_t runs = 0;
+        for (const auto& w : slots) runs += w->runs;
+        std::printf("stats runs=%llu round_trips=%llu requests=%llu connects=%llu\n",
+                    static_cast<unsigned long long>(runs), static_cast<unsigned long long>(sum.round_trips),
+                    static_cast<unsigned long long>(sum.requests), static_cast<unsigned long long>(sum.connects));
+        std::fflush(stdout);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rath-worker: %s\n", e.what());

@@ -33,6 +33,7 @@
 // themselves go on in the workers, and result() from another client still finds them).
 #include <rath/async/lazy.hpp>
 #include <rath/error.hpp>
+#include <rath/pg/connection.hpp>
 #include <rath/session.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -87,6 +88,8 @@ public:
     [[nodiscard]] boost::asio::awaitable<std::int64_t> async_enqueue(std::string agent_name, Session input);
     // The output of run `run_id`, whoever enqueued it.
     [[nodiscard]] async::Lazy<Session> result(std::int64_t run_id);
+    // Database round trips and connections of the client's store and queue so far.
+    [[nodiscard]] pg::ConnectionStats stats() const noexcept;
 
     struct State;
 

@@ -105,6 +105,10 @@ public:
     [[nodiscard]] boost::asio::awaitable<std::vector<std::pair<std::int64_t, RunStatus>>> async_finished(
         std::vector<std::int64_t> ids);
 
+    // Round trips of the queue's pipelined connection, plus the listening connections'
+    // LISTENs (a notification waited for is pushed by the server: not a round trip).
+    [[nodiscard]] ConnectionStats stats() const noexcept;
+
     struct State;
 
 private:
