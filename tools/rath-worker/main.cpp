@@ -21,9 +21,13 @@
 #include <rath/llm/recording.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/log.hpp>
+#include <rath/net/retry.hpp>
 #include <rath/pg/run_queue.hpp>
 #include <rath/pg/session_store.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <atomic>
@@ -92,6 +96,40 @@ std::optional<rath::LogLevel> parse_level(std::string_view s) {
 
 std::atomic<bool> stopping{false};
 
+// The database being away (down, restarting, unreachable): PgError connect or
+// connection_lost. A query error is an answer, not an absence.
+bool database_away(const rath::pg::PgError& e) { return e.kind() != rath::pg::ErrorKind::query; }
+
+// Backoff while the database is away: 0.1 s doubling to 2 s, with jitter.
+rath::net::RetryPolicy db_backoff() {
+    rath::net::RetryPolicy p;
+    p.base = std::chrono::milliseconds(100);
+    p.cap = std::chrono::seconds(2);
+    return p;
+}
+
+// Runs `make()` (a fresh awaitable per attempt) again while the database is away, with
+// db_backoff(), for at most `limit`; then, or on any other error, throws. Only for
+// requests that are safe to repeat (reads, the idempotent record and finish).
+template <class F>
+auto while_database_away(F make, std::chrono::milliseconds limit = std::chrono::seconds(60))
+    -> decltype(make()) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (int attempt = 0;; ++attempt) {
+        std::chrono::milliseconds delay{0};
+        try {
+            co_return co_await make();
+        } catch (const rath::pg::PgError& e) {
+            if (!database_away(e) || std::chrono::steady_clock::now() >= deadline) throw;
+            delay = std::chrono::duration_cast<std::chrono::milliseconds>(rath::net::backoff_delay(db_backoff(), attempt));
+            rath::log(rath::LogLevel::warning, "rath.worker",
+                      std::string("database away (") + e.what() + "); again in " + std::to_string(delay.count()) + " ms");
+        }
+        boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, delay);
+        co_await t.async_wait(boost::asio::use_awaitable);
+    }
+}
+
 std::string string_field(const json::object& o, std::string_view key) {
     auto* v = o.if_contains(key);
     if (!v || !v->is_string()) throw std::runtime_error("run payload has no string \"" + std::string(key) + "\"");
@@ -138,8 +176,10 @@ private:
                           " differs from the recorded one; calling the model from here on");
         }
         co_await inner_->async_complete(request, out, on_delta);
-        if (!co_await queue_->async_record_llm_call(run_id_, owner_, index, json::serialize(body),
-                                                    json::serialize(rath::llm::response_to_json(out))))
+        // Kept until it is recorded: a database restart here must not cost the call.
+        std::string req_text = json::serialize(body), resp_text = json::serialize(rath::llm::response_to_json(out));
+        if (!co_await while_database_away(
+                [&] { return queue_->async_record_llm_call(run_id_, owner_, index, req_text, resp_text); }))
             throw rath::Error("run " + std::to_string(run_id_) + ": the lease was lost");
     }
 
@@ -242,13 +282,15 @@ struct Worker {
             // The run's own agent: its chat client replays what an earlier holder of the
             // run recorded and records the rest. A first claim had no earlier holder.
             std::vector<std::pair<std::string, std::string>> recorded;
-            if (run.attempts > 1) recorded = await(queue->async_llm_calls(run.id));
+            if (run.attempts > 1) recorded = await(while_database_away([&] { return queue->async_llm_calls(run.id); }));
             auto client = std::make_shared<DurableChatClient>(e.client, queue.get(), run.id, owner, std::move(recorded));
             rath::flow::AgentOptions options = e.options;
             options.loop.client = client;
             rath::flow::Agent a(e.entry.system_prompt, options);
             rath::Session in = p.contains("input_session_id")
-                                   ? await(store->async_load(string_field(p, "input_session_id"))).to_session()
+                                   ? await(while_database_away([&] {
+                                         return store->async_load(string_field(p, "input_session_id"));
+                                     })).to_session()
                                    : rath::Session::from_user_message(string_field(p, "message"));
             out = a(in);
             // Heartbeats on this thread while the loop runs on the runtime.
@@ -279,6 +321,16 @@ struct Worker {
                 std::fflush(stdout);
             }
             await(persist(*out));
+        } catch (const rath::pg::PgError& e) {
+            if (database_away(e)) {
+                // Not the run's fault: left to lapse and be taken again (its recorded
+                // model calls are replayed then).
+                rath::log(rath::LogLevel::warning, "rath.worker",
+                          "run " + std::to_string(run.id) + " left to lapse, the database is away: " + e.what());
+                return;
+            }
+            finish(run, std::nullopt, e.what());
+            return;
         } catch (const std::exception& e) {
             finish(run, std::nullopt, e.what());
             return;
@@ -291,8 +343,11 @@ struct Worker {
     // run to lapse and be taken over: the worker goes on.
     void finish(const rath::pg::ClaimedRun& run, std::optional<std::string> result, std::optional<std::string> error) {
         try {
-            const bool ours = result ? await(queue->async_complete(run.id, owner, std::move(*result)))
-                                     : await(queue->async_fail(run.id, owner, std::move(*error)));
+            // Repeated while the database is away: a repeat after a lost acknowledgement
+            // finds the run no longer running and reports it not ours, which is harmless.
+            const bool ours =
+                result ? await(while_database_away([&] { return queue->async_complete(run.id, owner, *result); }))
+                       : await(while_database_away([&] { return queue->async_fail(run.id, owner, *error); }));
             if (!ours)
                 rath::log(rath::LogLevel::warning, "rath.worker",
                           "run " + std::to_string(run.id) + " was no longer ours to finish");
@@ -311,6 +366,7 @@ struct Worker {
     }
 
     void loop() {
+        int failures = 0;  // database failures in a row
         while (!stopping.load()) {
             std::optional<rath::pg::ClaimedRun> run;
             try {
@@ -318,6 +374,7 @@ struct Worker {
                 // is not missed.
                 const std::uint64_t since = signal->seen();
                 run = await(queue->async_claim(owner, lease));
+                failures = 0;
                 if (!run) {
                     // Short waits so that a stop request is seen promptly, and runs whose
                     // lease lapsed (nobody notifies those) are found.
@@ -325,8 +382,13 @@ struct Worker {
                     continue;
                 }
             } catch (const rath::pg::PgError& e) {
-                rath::log(rath::LogLevel::warning, "rath.worker", std::string("queue: ") + e.what() + "; retrying");
-                std::this_thread::sleep_for(500ms);
+                // Backoff while the database stays away, so that a long outage costs
+                // neither the server nor this worker a busy loop.
+                const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    rath::net::backoff_delay(db_backoff(), std::min(failures++, 8)));
+                rath::log(rath::LogLevel::warning, "rath.worker",
+                          std::string("queue: ") + e.what() + "; again in " + std::to_string(delay.count()) + " ms");
+                std::this_thread::sleep_for(delay);
                 continue;
             }
             ++runs;
