@@ -3,7 +3,14 @@
 # under RATH_CI configure already failed without libpq, and the suite fails without
 # the server binaries.
 if(TARGET rath_pg)
-  rath_add_test_suite(pg LIBS rath::pg rath::fake_llm LABELS "pg;tsan" TIMEOUT 600)
+  rath_add_test_suite(pg LIBS rath::pg rath::fake_llm LABELS "pg;tsan" TIMEOUT 600
+                      ARGS --test-suite-exclude=pg/scale)
+  # The scale case (scale_test.cpp: 10,000 runs over three rath-worker processes) on its
+  # own: labelled integration, so the sanitizer stages skip it, and run alone, so that
+  # its two-core time budget is not shared with other suites.
+  add_test(NAME test_pg_scale COMMAND test_pg --no-intro=true --test-suite=pg/scale)
+  set_tests_properties(test_pg_scale PROPERTIES TIMEOUT 300 LABELS "pg;integration" RUN_SERIAL TRUE
+    ENVIRONMENT "RATH_SOURCE_DIR=${PROJECT_SOURCE_DIR};RATH_BINARY_DIR=${PROJECT_BINARY_DIR}")
 endif()
 if(TARGET rath_pg)
   # Starts a server and dies without teardown (the guardian test).

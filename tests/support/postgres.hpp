@@ -71,7 +71,8 @@ public:
     // when it does not come up within 60 s. `fsync` off (the default) trades crash
     // durability of the throwaway cluster for test speed.
     // `extra_listen`: addresses to listen on besides 127.0.0.1 (comma-separated; they
-    // must exist on this host), for clients in other network namespaces.
+    // must exist on this host), for clients in other network namespaces; clients from
+    // those addresses' subnets are trusted like local ones.
     explicit PostgresServer(bool fsync = false, const std::string& extra_listen = {}) {
         if (auto why = unavailable_reason(); !why.empty()) throw std::runtime_error(why);
         const std::filesystem::path bin = bindir();
@@ -98,6 +99,13 @@ public:
                      initdb_out);
         if (rc != 0) throw_cleanup("initdb failed (exit " + std::to_string(rc) + "):\n" + slurp(initdb_out));
 
+        if (!extra_listen.empty()) {
+            // Clients on those addresses' subnets (other network namespaces) get in as
+            // local ones do.
+            std::ofstream hba(data_ / "pg_hba.conf", std::ios::app);
+            hba << "host all all samenet trust\n";
+            if (!hba) throw_cleanup("cannot append to " + (data_ / "pg_hba.conf").string());
+        }
         opts_ = "-k " + root_.string() + " -p " + std::to_string(port_) + " -c listen_addresses=127.0.0.1" +
                 (extra_listen.empty() ? "" : "," + extra_listen) + " -c max_connections=200" +
                 (fsync ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off");
