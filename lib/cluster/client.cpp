@@ -141,11 +141,9 @@ void wait_for(const StatePtr& st, std::int64_t id, async::Lazy<Session> out) {
 }
 
 boost::asio::awaitable<std::int64_t> enqueue(StatePtr st, std::string agent_name, Session input) {
-    // The rows once the input's producer is done; its error fails the submission.
-    ChunkTable rows = co_await input.async_chunks();
-    auto writer = co_await st->store->async_open(input, {});
-    co_await writer->async_append(0, std::vector<ChunkRowPtr>(rows.begin(), rows.end()));
-    co_await writer->async_close();
+    // Stored once the input's producer is done (its error fails the submission), in one
+    // transaction.
+    co_await st->store->async_save(input);
     json::object payload{{"agent", std::move(agent_name)}, {"input_session_id", input.id()}};
     co_return co_await st->queue.async_enqueue(json::serialize(payload));
 }

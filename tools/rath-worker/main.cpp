@@ -357,13 +357,8 @@ struct Worker {
         }
     }
 
-    boost::asio::awaitable<void> persist(rath::Session s) {
-        auto writer = co_await store->async_open(s, {});
-        rath::ChunkTable rows = co_await s.async_chunks();
-        std::vector<rath::ChunkRowPtr> batch(rows.begin(), rows.end());
-        co_await writer->async_append(0, std::move(batch));
-        co_await writer->async_close();
-    }
+    // One transaction, one round trip: the output is finished.
+    boost::asio::awaitable<void> persist(rath::Session s) { co_await store->async_save(std::move(s)); }
 
     void loop() {
         int failures = 0;  // database failures in a row
