@@ -245,12 +245,20 @@ boost::asio::awaitable<std::optional<ClaimedRun>> RunQueue::async_claim(std::str
     co_await st->ensure_ready();
     const std::string& s = st->s;
     std::vector<Param> params{Param(st->o.queue), Param(std::move(owner)), Param(ms(lease))};
+    // Two probes of the (queue, state, id) index, each its first unlocked row: the oldest
+    // queued run and the oldest running one whose lease lapsed; the older of the two is
+    // taken. One probe with an OR would walk the table in id order past every finished
+    // run: a claim would cost more the longer the queue has lived. Both candidates are
+    // locked until this claim commits (another claimer skips them meanwhile).
     Result r = co_await st->conn.query(
-        "UPDATE " + s + ".rath_runs r SET state = 'running', lease_owner = $2,"
+        "WITH q AS (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND state = 'queued'"
+            " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED),"
+            " x AS (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND state = 'running'"
+            " AND lease_expires_at < now() ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+            " UPDATE " + s + ".rath_runs r SET state = 'running', lease_owner = $2,"
             " lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = r.attempts + 1,"
             " started_at = coalesce(r.started_at, now())"
-            " WHERE r.id = (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND (state = 'queued'"
-            " OR (state = 'running' AND lease_expires_at < now())) ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)"
+            " WHERE r.id = (SELECT min(id) FROM (SELECT id FROM q UNION ALL SELECT id FROM x) c)"
             " RETURNING r.id, r.payload::text, r.attempts",
         std::move(params));
     if (r.rows.empty()) co_return std::nullopt;
