@@ -70,10 +70,14 @@ TEST_CASE("every run is claimed exactly once by concurrent claimers on separate 
 
     std::vector<std::unique_ptr<RunQueue>> claimers;
     std::vector<async::Lazy<std::vector<std::int64_t>>> took;
+    // Ready (connected, schema checked) before any drains: a claimer still starting up
+    // would find the queue emptied by the others.
     for (int w = 0; w < 4; ++w) {
         claimers.push_back(std::make_unique<RunQueue>(options(*pg, schema)));
-        took.push_back(async::Runtime::default_runtime().submit(drain(claimers.back().get(), "w" + std::to_string(w))));
+        run(claimers.back()->async_migrate());
     }
+    for (int w = 0; w < 4; ++w)
+        took.push_back(async::Runtime::default_runtime().submit(drain(claimers[static_cast<std::size_t>(w)].get(), "w" + std::to_string(w))));
     std::multiset<std::int64_t> all;
     int busy_claimers = 0;
     for (auto& t : took) {
