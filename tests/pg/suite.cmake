@@ -20,6 +20,10 @@ if(TARGET rath_pg)
   # Claims a run and heartbeats until SIGKILLed (the run queue's kill -9 test).
   rath_add_test_helper(pg_queue_worker pg pg_queue_worker.cpp LIBS rath::pg)
 endif()
+if(TARGET rath_pg)
+  # Spawns children with and without die_with_parent and waits to be killed.
+  rath_add_test_helper(spawning_parent pg spawning_parent.cpp)
+endif()
 if(TARGET rath_pg AND TARGET rath-worker)
   # The worker suite spawns build/bin/rath-worker.
   add_dependencies(test_pg rath-worker)

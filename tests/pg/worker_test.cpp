@@ -11,6 +11,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -41,6 +43,33 @@ RunStatus wait_finished(RunQueue& q, std::int64_t id, std::chrono::milliseconds 
 }  // namespace
 
 TEST_SUITE("pg/worker") {
+
+TEST_CASE("a child spawned with die_with_parent is killed when the process that spawned it dies; one without is not") {
+    auto parent = rath::test::spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/spawning_parent", {});
+    std::string line;
+    char buf[128];
+    for (ssize_t n; line.find('\n') == std::string::npos && (n = ::read(parent.out_fd, buf, sizeof buf)) > 0;)
+        line.append(buf, static_cast<std::size_t>(n));
+    ::close(parent.out_fd);
+    REQUIRE(line.find(' ') != std::string::npos);
+    const pid_t tied = std::stoi(line.substr(0, line.find(' ')));
+    const pid_t loose = std::stoi(line.substr(line.find(' ') + 1));
+    // Gone or a zombie (reparented, not yet reaped): no longer running.
+    auto running = [](pid_t pid) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const auto close = text.rfind(')');
+        return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+    };
+    CHECK(running(tied));
+    CHECK(running(loose));
+    ::kill(parent.pid, SIGKILL);
+    CHECK(rath::test::wait_exit_code(parent.pid) == 128 + SIGKILL);
+    for (int i = 0; i < 250 && running(tied); ++i) std::this_thread::sleep_for(20ms);
+    CHECK_FALSE(running(tied));
+    CHECK(running(loose));
+    ::kill(loose, SIGKILL);
+}
 
 TEST_CASE("a worker runs the named agent on a queued message, stores the output session and completes the run with its id") {
     auto* pg = rath::test::postgres_or_skip();
