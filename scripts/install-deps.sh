@@ -4,6 +4,7 @@
 #
 #   scripts/install-deps.sh          what building the library and running the demo needs
 #   scripts/install-deps.sh --test   also what the test suites need: doctest, bubblewrap, CLI11 (the rath command),
+#                                    iproute2 (network namespaces for the run-queue scale test),
 #                                    wrk, chromium (the lineage viewer's browser test), PostgreSQL 15 and
 #                                    libpq (rath::pg; the tests start a private server), the pinned npm
 #                                    packages (official SDKs, MCP servers,
@@ -26,7 +27,7 @@ packages=(
 if ((with_tests)); then
   # chromium: the lineage viewer's browser test. PostgreSQL 15 server and libpq: rath::pg
   # and its suites (the tests start a private server).
-  packages+=(doctest-dev bubblewrap wrk libcli11-dev chromium postgresql-15 libpq-dev)
+  packages+=(doctest-dev bubblewrap wrk libcli11-dev chromium postgresql-15 libpq-dev iproute2)
 fi
 
 missing=()

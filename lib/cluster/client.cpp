@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,7 @@ struct Client::State {
 
     std::mutex mu;
     std::map<std::int64_t, std::vector<async::Lazy<Session>>> waiting;  // by run id
+    std::vector<std::int64_t> added;  // to `waiting` since the watcher last looked
     bool watching = false;
     bool closed = false;
     std::optional<async::Lazy<void>> watcher;
@@ -67,6 +69,11 @@ boost::asio::awaitable<void> settle(StatePtr st, std::int64_t id, pg::RunStatus 
 }
 
 boost::asio::awaitable<void> watch(StatePtr st) {
+    // What to look at: every run waited for at the start, after a timeout and when the
+    // listening connection was remade; else the runs the notifications named, and those
+    // waited for since the last look (their notification may have come before).
+    bool look_at_all = true;
+    std::vector<std::int64_t> notified;
     for (;;) {
         std::vector<std::int64_t> ids;
         {
@@ -75,7 +82,17 @@ boost::asio::awaitable<void> watch(StatePtr st) {
                 st->watching = false;
                 co_return;
             }
-            for (auto& [id, outs] : st->waiting) ids.push_back(id);
+            if (look_at_all) {
+                for (auto& [id, outs] : st->waiting) ids.push_back(id);
+            } else {
+                for (auto id : notified)
+                    if (st->waiting.count(id)) ids.push_back(id);
+                for (auto id : st->added)
+                    if (st->waiting.count(id)) ids.push_back(id);
+                std::sort(ids.begin(), ids.end());
+                ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+            }
+            st->added.clear();
         }
         bool db_away = false;
         try {
@@ -95,7 +112,9 @@ boost::asio::awaitable<void> watch(StatePtr st) {
             }
             // Waits even with nothing to wait for: reading the channel keeps the
             // notifications of other clients' runs from piling up on the connection.
-            (void)co_await st->queue.async_wait_for_finished(st->o.poll_interval);
+            auto notice = co_await st->queue.async_wait_for_finished_runs(st->o.poll_interval);
+            look_at_all = notice.timed_out || notice.look_at_all;
+            notified = std::move(notice.ids);
         } catch (const pg::PgError& e) {
             // The database is away: look again after the fallback interval.
             log(LogLevel::warning, "rath.cluster", std::string("waiting for runs: ") + e.what());
@@ -116,6 +135,7 @@ boost::asio::awaitable<void> watch(StatePtr st) {
             co_return;
         }
         if (db_away) {
+            look_at_all = true;
             boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, st->o.poll_interval);
             co_await t.async_wait(boost::asio::use_awaitable);
         }
@@ -131,6 +151,7 @@ void wait_for(const StatePtr& st, std::int64_t id, async::Lazy<Session> out) {
             return;
         }
         st->waiting[id].push_back(std::move(out));
+        st->added.push_back(id);
         if (!st->watching) st->watching = start = true;
     }
     if (start) {
@@ -141,11 +162,9 @@ void wait_for(const StatePtr& st, std::int64_t id, async::Lazy<Session> out) {
 }
 
 boost::asio::awaitable<std::int64_t> enqueue(StatePtr st, std::string agent_name, Session input) {
-    // The rows once the input's producer is done; its error fails the submission.
-    ChunkTable rows = co_await input.async_chunks();
-    auto writer = co_await st->store->async_open(input, {});
-    co_await writer->async_append(0, std::vector<ChunkRowPtr>(rows.begin(), rows.end()));
-    co_await writer->async_close();
+    // Stored once the input's producer is done (its error fails the submission), in one
+    // transaction.
+    co_await st->store->async_save(input);
     json::object payload{{"agent", std::move(agent_name)}, {"input_session_id", input.id()}};
     co_return co_await st->queue.async_enqueue(json::serialize(payload));
 }
@@ -191,6 +210,19 @@ boost::asio::awaitable<std::int64_t> Client::async_enqueue(std::string agent_nam
 async::Lazy<Session> Client::result(std::int64_t run_id) {
     async::Lazy<Session> out;
     wait_for(st_, run_id, out);
+    return out;
+}
+
+}  // namespace rath::cluster
+
+namespace rath::cluster {
+
+pg::ConnectionStats Client::stats() const noexcept {
+    pg::ConnectionStats out = st_->store->stats();
+    const pg::ConnectionStats q = st_->queue.stats();
+    out.connects += q.connects;
+    out.round_trips += q.round_trips;
+    out.requests += q.requests;
     return out;
 }
 

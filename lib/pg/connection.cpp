@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 
 namespace rath::pg {
 
@@ -31,6 +32,9 @@ struct Request {
     async::Lazy<std::vector<Result>> done;
     std::vector<Result> results;
     std::optional<PgError> error;  // the first failing statement's
+    // The results to come before the sync, in order: a statement's (null) or the
+    // preparation of the SQL text pointed to.
+    std::deque<const std::string*> expect;
 };
 using RequestPtr = std::shared_ptr<Request>;
 
@@ -103,6 +107,12 @@ struct Connection::Core {
     PGconn* conn = nullptr;
     std::optional<boost::asio::posix::stream_descriptor> sock;  // a dup of PQsocket
     std::string last_sqlstate;  // of the last error result, for a lost connection's report
+    // SQL text -> name of the statement prepared for it on this connection: the server
+    // parses and plans a statement once, not at every execution. Bounded: past the cap,
+    // new texts run unnamed as before.
+    std::unordered_map<std::string, std::string> prepared;
+    std::uint64_t prepared_names = 0;
+    static constexpr std::size_t max_prepared = 256;
 
     std::atomic<std::uint64_t> connects{0}, round_trips{0}, requests{0};
 
@@ -110,6 +120,7 @@ struct Connection::Core {
     ~Core() { drop(); }
 
     void drop() noexcept {
+        prepared.clear();
         if (sock) {
             boost::system::error_code ec;
             sock->close(ec);
@@ -193,14 +204,31 @@ boost::asio::awaitable<void> flush(Core& c) {
 // completed (value or query error) as their sync arrives; on a lost connection the
 // ones not yet completed are returned to the caller to fail.
 boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
+    // Texts prepared by an earlier request of this round: a later request runs them
+    // unnamed, since an error in the earlier request's transaction skips its preparation.
+    std::unordered_map<std::string, const Request*> fresh_by_text;
     for (const auto& req : round) {
         for (const auto& st : req->statements) {
             std::vector<const char*> values;
             values.reserve(st.params.size());
             for (const auto& p : st.params) values.push_back(p ? p->c_str() : nullptr);
-            if (!PQsendQueryParams(c.conn, st.sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                                   nullptr, nullptr, 0))
-                throw c.lost("while queueing a statement");
+            const int n = static_cast<int>(values.size());
+            auto it = c.prepared.find(st.sql);
+            if (it == c.prepared.end() && c.prepared.size() < Core::max_prepared) {
+                it = c.prepared.emplace(st.sql, "rath_" + std::to_string(c.prepared_names++)).first;
+                if (!PQsendPrepare(c.conn, it->second.c_str(), st.sql.c_str(), n, nullptr))
+                    throw c.lost("while queueing a statement");
+                req->expect.push_back(&it->first);
+                fresh_by_text.emplace(st.sql, req.get());
+            }
+            auto f = fresh_by_text.find(st.sql);
+            const bool usable = it != c.prepared.end() && (f == fresh_by_text.end() || f->second == req.get());
+            const bool sent = usable ? PQsendQueryPrepared(c.conn, it->second.c_str(), n, values.data(), nullptr,
+                                                           nullptr, 0)
+                                     : PQsendQueryParams(c.conn, st.sql.c_str(), n, nullptr, values.data(), nullptr,
+                                                         nullptr, 0);
+            if (!sent) throw c.lost("while queueing a statement");
+            req->expect.push_back(nullptr);
         }
         if (!PQpipelineSync(c.conn)) throw c.lost("while queueing a sync");
     }
@@ -223,7 +251,25 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
                 continue;
             }
             nulls = 0;
-            switch (PQresultStatus(g.r)) {
+            const ExecStatusType status = PQresultStatus(g.r);
+            if (status != PGRES_PIPELINE_SYNC && !req.expect.empty() && req.expect.front() != nullptr) {
+                // A preparation's result: nothing for the caller unless it failed (then
+                // the text is prepared again next time; its statement is skipped).
+                const std::string* text = req.expect.front();
+                req.expect.pop_front();
+                if (status != PGRES_COMMAND_OK) {
+                    if (status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR || status == PGRES_BAD_RESPONSE) {
+                        PgError e = error_of(g.r);
+                        c.last_sqlstate = e.sqlstate();
+                        if (!req.error) req.error = std::move(e);
+                    }
+                    const std::string key = *text;  // not a reference into the entry erased
+                    c.prepared.erase(key);
+                }
+                continue;
+            }
+            if (status != PGRES_PIPELINE_SYNC && !req.expect.empty()) req.expect.pop_front();
+            switch (status) {
                 case PGRES_PIPELINE_SYNC: {
                     c.requests.fetch_add(1, std::memory_order_relaxed);
                     RequestPtr done = std::move(round.front());

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -49,6 +50,7 @@ struct Listener {
     std::string conninfo, channel;
     PGconn* conn = nullptr;
     std::optional<boost::asio::posix::stream_descriptor> sock;
+    std::atomic<std::uint64_t> connects{0};  // each made connection sent one LISTEN
 
     ~Listener() { drop(); }
 
@@ -101,6 +103,7 @@ struct Listener {
             PQclear(r);
             if (st != PGRES_COMMAND_OK) throw PgError(ErrorKind::query, "", "LISTEN failed: " + msg);
         }
+        connects.fetch_add(1, std::memory_order_relaxed);
     }
 
     PgError lost() const {
@@ -108,10 +111,12 @@ struct Listener {
                        "PostgreSQL listening connection lost: " + (conn ? trimmed(PQerrorMessage(conn)) : std::string()));
     }
 
-    // True when a notification was waiting (all pending ones are consumed).
-    bool take_notifications() {
+    // True when a notification was waiting (all pending ones are consumed, their
+    // payloads added to `payloads` when given).
+    bool take_notifications(std::vector<std::string>* payloads = nullptr) {
         bool any = false;
         while (PGnotify* n = PQnotifies(conn)) {
+            if (payloads) payloads->emplace_back(n->extra ? n->extra : "");
             PQfreemem(n);
             any = true;
         }
@@ -170,40 +175,41 @@ struct RunQueue::State {
 
 namespace {
 
-// Finishes a run the caller still owns and, in the same transaction, NOTIFYs the
-// finished channel with the run's id (only when the update took: a NOTIFY in a
-// transaction is sent at commit).
+// Finishes a run the caller still owns and, in the same statement, NOTIFYs the finished
+// channel with the run's id, only when the update took (a refused finish notifies
+// nothing; a NOTIFY in a transaction is sent at commit).
 boost::asio::awaitable<bool> finish(RunQueue::State& st, const char* set, std::vector<Param> params) {
-    std::vector<Statement> tx;
-    tx.push_back(Statement{"UPDATE " + st.s + ".rath_runs SET " + set + ", finished_at = now()"
-                               " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running'",
-                           std::move(params)});
-    tx.push_back(Statement{"SELECT pg_notify($1, '') FROM " + st.s + ".rath_runs WHERE id = $2::bigint AND state <> 'running'",
-                           {Param(st.finished_listener.channel), tx.front().params.at(0)}});
-    std::vector<Result> r = co_await st.conn.transaction(std::move(tx));
-    co_return r.front().affected > 0;
+    params.push_back(Param(st.finished_listener.channel));
+    Result r = co_await st.conn.query("WITH u AS (UPDATE " + st.s + ".rath_runs SET " + set + ", finished_at = now()"
+                                          " WHERE id = $1::bigint AND lease_owner = $2 AND state = 'running' RETURNING id)"
+                                          " SELECT pg_notify($4, id::text) FROM u",
+                                      std::move(params));
+    co_return !r.rows.empty();
 }
 
-// Waits on `l` as async_wait_for_work describes.
-boost::asio::awaitable<bool> wait_on(Listener& l, std::chrono::milliseconds timeout) {
+enum class Woken { timeout, notified, fresh };  // fresh: the connection was (re)made or dropped
+
+// Waits on `l` as async_wait_for_work describes; notification payloads go to `payloads`.
+boost::asio::awaitable<Woken> wait_on(Listener& l, std::chrono::milliseconds timeout,
+                                      std::vector<std::string>* payloads = nullptr) {
     if (!l.conn) {
         co_await l.connect();
-        co_return true;
+        co_return Woken::fresh;
     }
     boost::asio::steady_timer timer(l.sock->get_executor(), timeout);
     for (;;) {
         if (!PQconsumeInput(l.conn) || PQstatus(l.conn) != CONNECTION_OK) {
             l.drop();
-            co_return true;
+            co_return Woken::fresh;
         }
-        if (l.take_notifications()) co_return true;
+        if (l.take_notifications(payloads)) co_return Woken::notified;
         auto which = co_await (
             l.sock->async_wait(boost::asio::posix::stream_descriptor::wait_read, boost::asio::use_awaitable) ||
             timer.async_wait(boost::asio::use_awaitable));
         if (which.index() == 1) {
             // A last look: a notification may have arrived with the timeout.
-            if (PQconsumeInput(l.conn) && l.take_notifications()) co_return true;
-            co_return false;
+            if (PQconsumeInput(l.conn) && l.take_notifications(payloads)) co_return Woken::notified;
+            co_return Woken::timeout;
         }
     }
 }
@@ -242,12 +248,20 @@ boost::asio::awaitable<std::optional<ClaimedRun>> RunQueue::async_claim(std::str
     co_await st->ensure_ready();
     const std::string& s = st->s;
     std::vector<Param> params{Param(st->o.queue), Param(std::move(owner)), Param(ms(lease))};
+    // Two probes of the (queue, state, id) index, each its first unlocked row: the oldest
+    // queued run and the oldest running one whose lease lapsed; the older of the two is
+    // taken. One probe with an OR would walk the table in id order past every finished
+    // run: a claim would cost more the longer the queue has lived. Both candidates are
+    // locked until this claim commits (another claimer skips them meanwhile).
     Result r = co_await st->conn.query(
-        "UPDATE " + s + ".rath_runs r SET state = 'running', lease_owner = $2,"
+        "WITH q AS (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND state = 'queued'"
+            " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED),"
+            " x AS (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND state = 'running'"
+            " AND lease_expires_at < now() ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+            " UPDATE " + s + ".rath_runs r SET state = 'running', lease_owner = $2,"
             " lease_expires_at = now() + $3::bigint * interval '1 millisecond', attempts = r.attempts + 1,"
             " started_at = coalesce(r.started_at, now())"
-            " WHERE r.id = (SELECT id FROM " + s + ".rath_runs WHERE queue = $1 AND (state = 'queued'"
-            " OR (state = 'running' AND lease_expires_at < now())) ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)"
+            " WHERE r.id = (SELECT min(id) FROM (SELECT id FROM q UNION ALL SELECT id FROM x) c)"
             " RETURNING r.id, r.payload::text, r.attempts",
         std::move(params));
     if (r.rows.empty()) co_return std::nullopt;
@@ -399,16 +413,45 @@ boost::asio::awaitable<std::vector<std::pair<std::int64_t, RunStatus>>> RunQueue
     co_return out;
 }
 
+ConnectionStats RunQueue::stats() const noexcept {
+    ConnectionStats out = st_->conn.stats();
+    for (const Listener* l : {&st_->listener, &st_->finished_listener}) {
+        const std::uint64_t n = l->connects.load(std::memory_order_relaxed);
+        out.connects += n;
+        out.round_trips += n;
+        out.requests += n;
+    }
+    return out;
+}
+
 boost::asio::awaitable<bool> RunQueue::async_wait_for_work(std::chrono::milliseconds timeout) {
     auto st = st_;
     co_await st->ensure_ready();
-    co_return co_await wait_on(st->listener, timeout);
+    co_return co_await wait_on(st->listener, timeout) != Woken::timeout;
 }
 
 boost::asio::awaitable<bool> RunQueue::async_wait_for_finished(std::chrono::milliseconds timeout) {
     auto st = st_;
     co_await st->ensure_ready();
-    co_return co_await wait_on(st->finished_listener, timeout);
+    co_return co_await wait_on(st->finished_listener, timeout) != Woken::timeout;
+}
+
+boost::asio::awaitable<RunQueue::FinishedNotice> RunQueue::async_wait_for_finished_runs(
+    std::chrono::milliseconds timeout) {
+    auto st = st_;
+    co_await st->ensure_ready();
+    std::vector<std::string> payloads;
+    const Woken w = co_await wait_on(st->finished_listener, timeout, &payloads);
+    FinishedNotice out;
+    out.timed_out = w == Woken::timeout;
+    out.look_at_all = w == Woken::fresh;
+    for (const auto& p : payloads) {
+        char* end = nullptr;
+        const long long id = std::strtoll(p.c_str(), &end, 10);
+        if (p.empty() || *end) out.look_at_all = true;  // an older rath's empty payload
+        else out.ids.push_back(id);
+    }
+    co_return out;
 }
 
 }  // namespace rath::pg

@@ -65,6 +65,36 @@ boost::asio::awaitable<Result> query_retrying(Connection c, std::string sql, std
     co_return std::move(r.front());
 }
 
+// One statement for a batch of rows: the records travel as one JSON array and are
+// stored element by element, text as written. The kinds travel apart: extracting a
+// field (->>) de-escapes the whole record, and PostgreSQL refuses a \u0000 escape in
+// text. ON CONFLICT DO NOTHING: a batch repeated after a lost connection (whose first
+// try may have committed) is not an error; opening cleared the session's rows, so a row
+// already there is this batch's own.
+std::string chunks_insert_sql(const std::string& s) {
+    return "INSERT INTO " + s +
+           ".rath_chunks (session_id, idx, kind, record)"
+           " SELECT $1::uuid, $2::int + (t.ord - 1)::int, k.kind, t.r"
+           " FROM json_array_elements($3::json) WITH ORDINALITY AS t(r, ord)"
+           " JOIN json_array_elements_text($4::json) WITH ORDINALITY AS k(kind, ord)"
+           " USING (ord) ON CONFLICT (session_id, idx) DO NOTHING";
+}
+
+template <class Rows>
+std::vector<Param> chunks_insert_params(const std::string& id, std::size_t first_index, const Rows& rows) {
+    std::string records = "[";
+    boost::json::array kinds;
+    std::size_t i = 0;
+    for (const auto& r : rows) {
+        if (i) records += ',';
+        records += record_text(persistence::make_chunk_record(first_index + i, *r));
+        kinds.emplace_back(to_string(r->kind()));
+        ++i;
+    }
+    records += ']';
+    return {Param(id), Param(std::to_string(first_index)), Param(std::move(records)), Param(boost::json::serialize(kinds))};
+}
+
 std::size_t to_size(const Param& p) { return p ? static_cast<std::size_t>(std::stoull(*p)) : 0; }
 
 class PgWriter;
@@ -128,6 +158,8 @@ public:
 
     boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> async_open(
         Session session, persistence::StoreOpenOptions options) override;
+    boost::asio::awaitable<void> async_save(Session session, persistence::StoreOpenOptions options) override;
+    std::vector<Statement> open_statements(const Session& session, const persistence::StoreOpenOptions& options);
 
     boost::asio::awaitable<PersistedSession> async_load(std::string session_id) override {
         co_await ready();
@@ -231,31 +263,8 @@ public:
         for (const auto& r : rows)
             if (!r) throw PersistenceError("session store writer: null row", store_->source(id_));
         if (rows.empty()) co_return;
-        // One statement for the batch: the records travel as one JSON array and are
-        // stored element by element, text as written.
-        // The kinds travel apart: extracting a field (->>) de-escapes the whole record,
-        // and PostgreSQL refuses a \u0000 escape in text.
-        std::string records = "[";
-        boost::json::array kinds;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            if (i) records += ',';
-            records += record_text(persistence::make_chunk_record(first_index + i, *rows[i]));
-            kinds.emplace_back(to_string(rows[i]->kind()));
-        }
-        records += ']';
-        std::vector<Param> params{Param(id_), Param(std::to_string(first_index)), Param(std::move(records)),
-                                  Param(boost::json::serialize(kinds))};
-        // ON CONFLICT DO NOTHING: a batch repeated after a lost connection (whose first
-        // try may have committed) is not an error. Opening cleared the session's rows, so
-        // a row already there is this batch's own.
-        (void)co_await query_retrying(conn_,
-                                      "INSERT INTO " + store_->s() +
-                                          ".rath_chunks (session_id, idx, kind, record)"
-                                          " SELECT $1::uuid, $2::int + (t.ord - 1)::int, k.kind, t.r"
-                                          " FROM json_array_elements($3::json) WITH ORDINALITY AS t(r, ord)"
-                                          " JOIN json_array_elements_text($4::json) WITH ORDINALITY AS k(kind, ord)"
-                                          " USING (ord) ON CONFLICT (session_id, idx) DO NOTHING",
-                                      std::move(params));
+        std::vector<Param> params = chunks_insert_params(id_, first_index, rows);
+        (void)co_await query_retrying(conn_, chunks_insert_sql(store_->s()), std::move(params));
         written_ += rows.size();
     }
 
@@ -294,10 +303,8 @@ private:
     bool finished_ = false;
 };
 
-boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> PgStore::async_open(
-    Session session, persistence::StoreOpenOptions options) {
-    co_await ready();
-    Connection& c = conn();
+// Opening a session: any earlier copy removed, its row (header) and lineage edges.
+std::vector<Statement> PgStore::open_statements(const Session& session, const persistence::StoreOpenOptions& options) {
     const std::string id(session.id());
     const std::string created_at = persistence::iso_utc_now();
     boost::json::object header = persistence::make_header_record(session, options.sandbox_handle_id, created_at);
@@ -315,8 +322,33 @@ boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> PgStore
                                " SELECT $1::uuid, (t.ord - 1)::int, t.p::uuid, $2"
                                " FROM json_array_elements_text($3::json) WITH ORDINALITY AS t(p, ord)",
                            {Param(id), Param(op), Param(boost::json::serialize(parents))}});
-    (void)co_await transaction_retrying(c, std::move(tx));
+    return tx;
+}
+
+boost::asio::awaitable<std::shared_ptr<persistence::SessionStoreWriter>> PgStore::async_open(
+    Session session, persistence::StoreOpenOptions options) {
+    co_await ready();
+    Connection& c = conn();
+    (void)co_await transaction_retrying(c, open_statements(session, options));
     co_return std::make_shared<PgWriter>(shared_from_this(), c, std::move(session));
+}
+
+boost::asio::awaitable<void> PgStore::async_save(Session session, persistence::StoreOpenOptions options) {
+    ChunkTable rows = co_await session.async_chunks();
+    co_await ready();
+    const std::string id(session.id());
+    std::vector<Statement> tx = open_statements(session, options);
+    if (!rows.empty()) tx.push_back(Statement{chunks_insert_sql(s_), chunks_insert_params(id, 0, rows)});
+    const std::string closed_at = persistence::iso_utc_now();
+    tx.push_back(Statement{
+        "UPDATE " + s_ +
+            ".rath_sessions SET trailer = $2::json, closed_at = $3::timestamptz, final_chunk_count = $4::int"
+            " WHERE id = $1::uuid",
+        {Param(id),
+         Param(record_text(persistence::make_trailer_record(closed_at, rows.size(),
+                                                            ::rath::detail::SessionAccess::raw_usage(session)))),
+         Param(closed_at), Param(std::to_string(rows.size()))}});
+    (void)co_await transaction_retrying(conn(), std::move(tx));
 }
 
 }  // namespace

@@ -108,6 +108,39 @@ TEST_CASE("a transaction whose second statement fails leaves nothing of the firs
     CHECK(run(body(c)) == "23505 1,4,5");
 }
 
+TEST_CASE("a statement is prepared once per connection, and a preparation skipped by an earlier error is made again") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    Connection c = connect_to(*pg);
+    const std::string named = "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1";
+    auto count_prepared = [&](const std::string& sql) {
+        return std::stoi(*run(c.query(named, {Param(sql)})).rows.at(0).at(0));
+    };
+    const std::string twice = "SELECT $1::int + 1";
+    CHECK(*run(c.query(twice, {Param("1")})).rows.at(0).at(0) == "2");
+    CHECK(*run(c.query(twice, {Param("2")})).rows.at(0).at(0) == "3");
+    CHECK(count_prepared(twice) == 1);
+
+    // The first statement fails, so the second (a text never sent before) is skipped
+    // unprepared: the same text later, alone and side by side with others, still runs.
+    const std::string after_error = "SELECT $1::int + 100";
+    std::vector<Statement> tx;
+    tx.push_back(Statement{"SELECT 1/0"});
+    tx.push_back(Statement{after_error, {Param("1")}});
+    auto failing = async::Runtime::default_runtime().submit(c.transaction(tx));
+    auto same_text = async::Runtime::default_runtime().submit(c.query(after_error, {Param("5")}));
+    try {
+        (void)failing.get();
+        FAIL("a division by zero succeeded");
+    } catch (const PgError& e) {
+        CHECK(e.sqlstate() == "22012");
+    }
+    CHECK(*same_text.get().rows.at(0).at(0) == "105");
+    CHECK(*run(c.query(after_error, {Param("7")})).rows.at(0).at(0) == "107");
+    CHECK(count_prepared(after_error) == 1);
+    CHECK(c.stats().connects == 1);
+}
+
 TEST_CASE("requests from concurrent coroutines share round trips and each gets its own answer") {
     auto* pg = rath::test::postgres_or_skip();
     if (!pg) return;

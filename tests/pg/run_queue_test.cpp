@@ -70,10 +70,14 @@ TEST_CASE("every run is claimed exactly once by concurrent claimers on separate 
 
     std::vector<std::unique_ptr<RunQueue>> claimers;
     std::vector<async::Lazy<std::vector<std::int64_t>>> took;
+    // Ready (connected, schema checked) before any drains: a claimer still starting up
+    // would find the queue emptied by the others.
     for (int w = 0; w < 4; ++w) {
         claimers.push_back(std::make_unique<RunQueue>(options(*pg, schema)));
-        took.push_back(async::Runtime::default_runtime().submit(drain(claimers.back().get(), "w" + std::to_string(w))));
+        run(claimers.back()->async_migrate());
     }
+    for (int w = 0; w < 4; ++w)
+        took.push_back(async::Runtime::default_runtime().submit(drain(claimers[static_cast<std::size_t>(w)].get(), "w" + std::to_string(w))));
     std::multiset<std::int64_t> all;
     int busy_claimers = 0;
     for (auto& t : took) {
@@ -276,6 +280,38 @@ TEST_CASE("a result waiter is woken by the NOTIFY of a completion and finds whic
     CHECK(finished[0].first == a);
     CHECK(finished[0].second.state == RunState::failed);
     CHECK(finished[0].second.error == std::optional<std::string>("it broke"));
+}
+
+TEST_CASE("a result waiter learns from the notifications which runs finished") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    const std::string schema = fresh_schema();
+    RunQueue waiter(options(*pg, schema));
+    RunQueue worker(options(*pg, schema));
+    const std::int64_t a = run(worker.async_enqueue("{}"));
+    const std::int64_t b = run(worker.async_enqueue("{}"));
+    auto first = run(waiter.async_wait_for_finished_runs(10s));
+    CHECK(first.look_at_all);  // the listening connection was just made
+    CHECK_FALSE(first.timed_out);
+    auto quiet = run(waiter.async_wait_for_finished_runs(200ms));
+    CHECK(quiet.timed_out);
+    CHECK(quiet.ids.empty());
+
+    REQUIRE(run(worker.async_claim("w", 10s)).has_value());
+    REQUIRE(run(worker.async_claim("w", 10s)).has_value());
+    CHECK(run(worker.async_complete(b, "w", "{}")));
+    CHECK(run(worker.async_fail(a, "w", "no")));
+    std::vector<std::int64_t> seen;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (seen.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+        auto n = run(waiter.async_wait_for_finished_runs(5s));
+        CHECK_FALSE(n.look_at_all);
+        seen.insert(seen.end(), n.ids.begin(), n.ids.end());
+    }
+    CHECK(seen == std::vector<std::int64_t>{b, a});
+    // A finish refused (not the owner) notifies nothing.
+    CHECK_FALSE(run(worker.async_complete(a, "someone else", "{}")));
+    CHECK(run(waiter.async_wait_for_finished_runs(300ms)).timed_out);
 }
 
 }  // TEST_SUITE

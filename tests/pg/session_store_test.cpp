@@ -2,6 +2,7 @@
 // on the suite's private server, plus what only a database has: migrations, plain-SQL
 // transcripts, one transaction per batch, reconnection.
 #include "pg/pg_support.hpp"
+#include "pg/worker_support.hpp"
 #include "session/store_contract.hpp"
 
 #include <rath/pg/session_store.hpp>
@@ -111,6 +112,51 @@ TEST_CASE("a transcript reads with plain SQL and each acknowledged batch is one 
                                   "\".rath_sessions WHERE id = $1",
                               params));
     CHECK(closed.rows.at(0) == std::vector<Param>{Param("3"), Param("t")});
+}
+
+TEST_CASE("a finished session saved whole takes one round trip and loads back as written batch by batch") {
+    auto* pg = rath::test::postgres_or_skip();
+    if (!pg) return;
+    fake_llm::Server llm({.mode = fake_llm::Mode::echo});
+    llm.start();
+    rath::test::TempDir dir;
+    auto config = std::make_shared<config::ConfigStore>(rath::test::write_worker_config(dir.path(), llm));
+    flow::Agent agent = flow::make_config_agent(flow::find_config_agent(*config, "echo"), config);
+    Session out = agent(Session::from_user_message("saved whole"));
+    out.synchronize();
+
+    auto whole = make_postgres_session_store({.conninfo = pg->conninfo(), .schema = fresh_schema()});
+    auto batched = make_postgres_session_store({.conninfo = pg->conninfo(), .schema = fresh_schema()});
+    run(whole->async_save(out));
+    // Again (it starts the session over: no duplicate rows), now that the store is ready.
+    const std::uint64_t before = whole->stats().round_trips;
+    run(whole->async_save(out));
+    CHECK(whole->stats().round_trips - before == 1);
+    auto write = [](std::shared_ptr<PostgresSessionStore> store, Session s) -> boost::asio::awaitable<void> {
+        auto w = co_await store->async_open(s, {});
+        ChunkTable rows = co_await s.async_chunks();
+        co_await w->async_append(0, std::vector<ChunkRowPtr>(rows.begin(), rows.end()));
+        co_await w->async_close();
+    };
+    run(write(batched, out));
+
+    auto a = run(whole->async_load(std::string(out.id())));
+    auto b = run(batched->async_load(std::string(out.id())));
+    CHECK(a.closed);
+    CHECK(a.chunks.size() == out.chunks().size());
+    CHECK(a.chunks.size() == b.chunks.size());
+    REQUIRE(a.usage.has_value());
+    CHECK(a.usage == out.usage());
+    CHECK(a.usage == b.usage);
+    CHECK(a.to_session().text() == out.text());
+    auto ea = run(whole->async_lineage_edges(std::string(out.id())));
+    auto eb = run(batched->async_lineage_edges(std::string(out.id())));
+    REQUIRE(ea.size() == eb.size());
+    CHECK(!ea.empty());
+    for (std::size_t i = 0; i < ea.size(); ++i) {
+        CHECK(ea[i].parent_id == eb[i].parent_id);
+        CHECK(ea[i].lineage_operator == eb[i].lineage_operator);
+    }
 }
 
 TEST_CASE("a database restart between batches loses nothing acknowledged and the writer carries on") {

@@ -1,9 +1,18 @@
 #pragma once
 // A helper process for the tests that need one (kill -9 durability, exit with sessions in
 // flight): started with posix_spawn, its stdout on a pipe the test reads.
+//
+// die_with_parent: the child is started with fork + prctl(PR_SET_PDEATHSIG, SIGKILL) +
+// exec instead, so it is killed when the test process dies (a crashed or killed test does
+// not leave workers holding ctest's output pipe). Linux sends that signal when the
+// *thread* that forked ends: spawn such children from a thread that outlives them (the
+// test's own thread). netns: a network namespace file (/var/run/netns/NAME) the child
+// enters before exec (needs CAP_SYS_ADMIN).
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +32,67 @@ struct SpawnedChild {
     int out_fd = -1;  // read end of the child's stdout; the caller closes it
 };
 
+struct SpawnOptions {
+    bool die_with_parent = false;
+    std::string netns;  // a network namespace file to enter, or empty; implies the fork path
+};
+
+namespace detail {
+
+// fork + exec with the child's stdout on `out_fd`; in the child only async-signal-safe
+// calls. An exec (or namespace) failure ends the child with 127 before it prints anything.
+inline pid_t fork_exec(const std::string& path, std::vector<char*>& argv, int out_fd, const SpawnOptions& o) {
+    int ns_fd = -1;
+    if (!o.netns.empty()) {
+        ns_fd = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
+        if (ns_fd < 0) throw std::runtime_error("cannot open network namespace " + o.netns);
+    }
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        if (ns_fd >= 0) ::close(ns_fd);
+        throw std::runtime_error("fork failed");
+    }
+    if (pid == 0) {
+        if (o.die_with_parent) {
+            if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(127);
+            // The parent may have died before the prctl: then nobody would send it.
+            if (::getppid() != parent) _exit(127);
+        }
+        if (ns_fd >= 0 && ::setns(ns_fd, CLONE_NEWNET) != 0) _exit(127);
+        if (::dup2(out_fd, STDOUT_FILENO) < 0) _exit(127);
+        // Only stdin, stdout and stderr: pipes of other children stay out of this one.
+        ::close_range(3, ~0U, 0);
+        ::execve(path.c_str(), argv.data(), environ);
+        _exit(127);
+    }
+    if (ns_fd >= 0) ::close(ns_fd);
+    return pid;
+}
+
+}  // namespace detail
+
 // Throws if the pipe or the spawn fails.
-inline SpawnedChild spawn_with_stdout_pipe(const std::string& path, std::vector<std::string> args) {
+inline SpawnedChild spawn_with_stdout_pipe(const std::string& path, std::vector<std::string> args,
+                                           const SpawnOptions& options = {}) {
+    if (options.die_with_parent || !options.netns.empty()) {
+        int pipefd[2];
+        if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+        std::vector<char*> argv{const_cast<char*>(path.c_str())};
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        SpawnedChild child;
+        try {
+            child.pid = detail::fork_exec(path, argv, pipefd[1], options);
+        } catch (...) {
+            ::close(pipefd[0]);
+            ::close(pipefd[1]);
+            throw;
+        }
+        ::close(pipefd[1]);
+        child.out_fd = pipefd[0];
+        return child;
+    }
     int pipefd[2];
     if (::pipe(pipefd) != 0) throw std::runtime_error("pipe failed");
     posix_spawn_file_actions_t fa;

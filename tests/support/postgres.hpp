@@ -70,7 +70,10 @@ public:
     // Starts the server; throws std::runtime_error with initdb's or the server's log
     // when it does not come up within 60 s. `fsync` off (the default) trades crash
     // durability of the throwaway cluster for test speed.
-    explicit PostgresServer(bool fsync = false) {
+    // `extra_listen`: addresses to listen on besides 127.0.0.1 (comma-separated; they
+    // must exist on this host), for clients in other network namespaces; clients from
+    // those addresses' subnets are trusted like local ones.
+    explicit PostgresServer(bool fsync = false, const std::string& extra_listen = {}) {
         if (auto why = unavailable_reason(); !why.empty()) throw std::runtime_error(why);
         const std::filesystem::path bin = bindir();
         // /tmp, not $TMPDIR, when dropping privileges: the server user must be able
@@ -96,15 +99,21 @@ public:
                      initdb_out);
         if (rc != 0) throw_cleanup("initdb failed (exit " + std::to_string(rc) + "):\n" + slurp(initdb_out));
 
-        std::string opts = "-k " + root_.string() + " -p " + std::to_string(port_) +
-                           " -c listen_addresses=127.0.0.1 -c max_connections=200" +
-                           (fsync ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off");
-        rc = run({(bin / "pg_ctl").string(), "-D", data_.string(), "-l", log_.string(), "-w", "-t", "60", "-o", opts,
-                  "start"},
-                 root_.string() + "/pg_ctl.log");
-        if (rc != 0)
-            throw_cleanup("pg_ctl start failed (exit " + std::to_string(rc) + "):\n" + slurp(root_ / "pg_ctl.log") +
-                          "\n" + slurp(log_));
+        if (!extra_listen.empty()) {
+            // Clients on those addresses' subnets (other network namespaces) get in as
+            // local ones do.
+            std::ofstream hba(data_ / "pg_hba.conf", std::ios::app);
+            hba << "host all all samenet trust\n";
+            if (!hba) throw_cleanup("cannot append to " + (data_ / "pg_hba.conf").string());
+        }
+        opts_ = "-k " + root_.string() + " -p " + std::to_string(port_) + " -c listen_addresses=127.0.0.1" +
+                (extra_listen.empty() ? "" : "," + extra_listen) + " -c max_connections=200" +
+                (fsync ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off");
+        try {
+            start();
+        } catch (const std::exception& e) {
+            throw_cleanup(e.what());
+        }
     }
 
     ~PostgresServer() { teardown(); }
@@ -136,6 +145,25 @@ public:
                       "fast", "restart"},
                      root_.string() + "/pg_ctl.log");
         if (rc != 0) throw std::runtime_error("pg_ctl restart failed:\n" + slurp(root_ / "pg_ctl.log") + "\n" + log());
+    }
+
+    // Stops the server (fast shutdown: sessions are disconnected, a checkpoint is
+    // written) and waits until it is gone; start() brings it back on the same data
+    // directory and port. Between the two, clients find nothing listening.
+    void stop() {
+        const std::filesystem::path bin = bindir();
+        int rc = run({(bin / "pg_ctl").string(), "-D", data_.string(), "-w", "-t", "60", "-m", "fast", "stop"},
+                     root_.string() + "/pg_ctl.log");
+        if (rc != 0) throw std::runtime_error("pg_ctl stop failed:\n" + slurp(root_ / "pg_ctl.log") + "\n" + log());
+    }
+    void start() {
+        const std::filesystem::path bin = bindir();
+        int rc = run({(bin / "pg_ctl").string(), "-D", data_.string(), "-l", log_.string(), "-w", "-t", "60", "-o",
+                      opts_, "start"},
+                     root_.string() + "/pg_ctl.log");
+        if (rc != 0)
+            throw std::runtime_error("pg_ctl start failed (exit " + std::to_string(rc) + "):\n" +
+                                     slurp(root_ / "pg_ctl.log") + "\n" + slurp(log_));
     }
 
 private:
@@ -269,6 +297,7 @@ private:
     }
 
     std::filesystem::path root_, data_, log_;
+    std::string opts_;  // the server's options (pg_ctl -o)
     std::optional<User> user_;
     int port_ = 0;
     pid_t guardian_pid_ = -1;

@@ -25,13 +25,18 @@
 #include <rath/log.hpp>
 #include <rath/loop/executor.hpp>
 #include <rath/tool/dispatch.hpp>
+#include <rath/net/retry.hpp>
 #include <rath/pg/run_queue.hpp>
 #include <rath/pg/session_store.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -63,8 +68,8 @@ void usage(std::FILE* to, const char* program) {
         "  --config PATH      config file with the \"agents\" section (default: rath's usual config.json)\n"
         "  --owner NAME       lease owner name (default <hostname>:<pid>)\n"
         "  --lease-ms N       lease length; renewed every third of it while a run runs (default 30000)\n"
-        "  --concurrency N    runs at once, each on its own queue connections (default 1); with N > 1\n"
-        "                     slot i's lease owner is <owner>#i\n"
+        "  --concurrency N    runs at once (default 1), sharing the process's queue connections; with\n"
+        "                     N > 1 slot i's lease owner is <owner>#i\n"
         "  --log-level LEVEL  debug|info|warning|error|off (default warning)\n"
         "  --help             this text\n"
         "\n"
@@ -85,7 +90,12 @@ void usage(std::FILE* to, const char* program) {
         "On stdout: \"ready\" once the queue is reachable, \"claimed <id> <attempt>\" per run,\n"
         "\"replayed <id> <n>\" when a run reused n recorded model responses, \"replayed-tools <id> <n>\"\n"
         "when it reused n recorded tool results, \"rerun <id> <tool>\" when it runs an interrupted\n"
-        "idempotent call again and \"interrupted <id> <tool>\" when it reports one that is not.\n",
+        "idempotent call again, \"interrupted <id> <tool>\" when it reports one that is not, and on a\n"
+        "clean exit \"stats runs=<n> round_trips=<n> requests=<n> connects=<n>\": the runs it took and\n"
+        "its database round trips (queue and store connections together).\n"
+        "While the database is away (down, restarting) the worker retries its reads, records and\n"
+        "finishes with backoff (0.1 s doubling to 2 s) for up to 60 s; a run whose database work\n"
+        "still fails is left to lapse and be taken over, not failed.\n",
         to);
 }
 
@@ -104,6 +114,40 @@ std::optional<rath::LogLevel> parse_level(std::string_view s) {
 }
 
 std::atomic<bool> stopping{false};
+
+// The database being away (down, restarting, unreachable): PgError connect or
+// connection_lost. A query error is an answer, not an absence.
+bool database_away(const rath::pg::PgError& e) { return e.kind() != rath::pg::ErrorKind::query; }
+
+// Backoff while the database is away: 0.1 s doubling to 2 s, with jitter.
+rath::net::RetryPolicy db_backoff() {
+    rath::net::RetryPolicy p;
+    p.base = std::chrono::milliseconds(100);
+    p.cap = std::chrono::seconds(2);
+    return p;
+}
+
+// Runs `make()` (a fresh awaitable per attempt) again while the database is away, with
+// db_backoff(), for at most `limit`; then, or on any other error, throws. Only for
+// requests that are safe to repeat (reads, the idempotent record and finish).
+template <class F>
+auto while_database_away(F make, std::chrono::milliseconds limit = std::chrono::seconds(60))
+    -> decltype(make()) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (int attempt = 0;; ++attempt) {
+        std::chrono::milliseconds delay{0};
+        try {
+            co_return co_await make();
+        } catch (const rath::pg::PgError& e) {
+            if (!database_away(e) || std::chrono::steady_clock::now() >= deadline) throw;
+            delay = std::chrono::duration_cast<std::chrono::milliseconds>(rath::net::backoff_delay(db_backoff(), attempt));
+            rath::log(rath::LogLevel::warning, "rath.worker",
+                      std::string("database away (") + e.what() + "); again in " + std::to_string(delay.count()) + " ms");
+        }
+        boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, delay);
+        co_await t.async_wait(boost::asio::use_awaitable);
+    }
+}
 
 std::string string_field(const json::object& o, std::string_view key) {
     auto* v = o.if_contains(key);
@@ -258,9 +302,12 @@ private:
         co_await st->s.client->async_complete(request, out);
         // The tool results this request carries are on record before its answer is.
         co_await flush(st);
-        if (!co_await st->s.queue->async_record_llm_call(st->s.run_id, st->s.owner, index, json::serialize(body),
-                                                         json::serialize(rath::llm::response_to_json(out))))
-            throw st->lease_lost();
+        // Kept until it is recorded: a database restart here must not cost the call.
+        const std::string req_text = json::serialize(body);
+        const std::string resp_text = json::serialize(rath::llm::response_to_json(out));
+        const bool held = co_await while_database_away(
+            [&] { return st->s.queue->async_record_llm_call(st->s.run_id, st->s.owner, index, req_text, resp_text); });
+        if (!held) throw st->lease_lost();
     }
 
     // Not a coroutine: the call's number and its place in the dispatch order are taken
@@ -320,8 +367,9 @@ private:
             std::string content =
                 rath::tool::failure_content("tool_interrupted", rath::pg::interrupted_tool_call_message, name);
             say("interrupted " + run + " " + name);
-            if (!co_await st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, content, true))
-                throw st->lease_lost();
+            const bool held = co_await while_database_away(
+                [&] { return st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, content, true); });
+            if (!held) throw st->lease_lost();
             co_return content;
         }
         if (rec) say("rerun " + run + " " + name);  // idempotent, cut short: once more
@@ -375,20 +423,65 @@ private:
             const bool held = co_await started->async_get();
             if (!held) co_return false;
         }
-        const bool held = co_await st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, std::move(content));
+        // Idempotent (the same row again): safe to repeat while the database is away.
+        const bool held = co_await while_database_away(
+            [&] { return st->s.queue->async_finish_tool_call(st->s.run_id, st->s.owner, index, content); });
         co_return held;
     }
 
     std::shared_ptr<State> st_;
 };
 
+// The process's one listening connection, shared by its slots: PostgreSQL signals every
+// listening backend of the database on each NOTIFY (enqueues and completions alike), so a
+// listener per slot would multiply the server's work per run by the slot count. One slot
+// at a time waits on the queue's channel; the others wait for it to see a notification.
+struct WorkSignal {
+    std::shared_ptr<rath::pg::RunQueue> queue;  // the slots' queue: one waiter at a time
+    std::mutex mu;
+    std::condition_variable cv;
+    bool listening = false;
+    std::uint64_t generation = 0;  // notifications seen so far
+
+    std::uint64_t seen() {
+        std::lock_guard lk(mu);
+        return generation;
+    }
+
+    // Returns when a notification came after `since` was read, or `timeout` passed.
+    void wait(rath::async::Runtime& rt, std::uint64_t since, std::chrono::milliseconds timeout) {
+        std::unique_lock lk(mu);
+        if (generation != since) return;
+        if (listening) {
+            cv.wait_for(lk, timeout, [&] { return generation != since; });
+            return;
+        }
+        listening = true;
+        lk.unlock();
+        bool woken = false;
+        std::exception_ptr error;
+        try {
+            woken = rath::async::block_on(rt, queue->async_wait_for_work(timeout));
+        } catch (...) {
+            error = std::current_exception();
+        }
+        lk.lock();
+        listening = false;
+        if (woken) ++generation;
+        cv.notify_all();
+        lk.unlock();
+        if (error) std::rethrow_exception(error);
+    }
+};
+
 struct Worker {
     rath::async::Runtime& rt = rath::async::Runtime::default_runtime();
     std::shared_ptr<rath::config::ConfigStore> config;
     std::shared_ptr<rath::pg::PostgresSessionStore> store;
-    std::unique_ptr<rath::pg::RunQueue> queue;
+    std::shared_ptr<rath::pg::RunQueue> queue;  // shared by the slots
     std::string owner;
     std::chrono::milliseconds lease{30000};
+    std::uint64_t runs = 0;  // claimed by this slot
     struct AgentEntry {
         rath::flow::ConfigAgent entry;
         rath::flow::AgentOptions options;
@@ -399,6 +492,7 @@ struct Worker {
         std::map<std::string, AgentEntry> by_name;  // resolved once per name
     };
     std::shared_ptr<AgentCache> agents;  // shared by the process's slots
+    std::shared_ptr<WorkSignal> signal;   // likewise
 
     template <class T>
     T await(boost::asio::awaitable<T> aw) {
@@ -433,20 +527,27 @@ struct Worker {
             const auto& p = parsed.get_object();
             const AgentEntry e = agent_entry(string_field(p, "agent"));
             // The run's own agent: its executor replays what an earlier holder of the run
-            // recorded and records the rest.
-            exec = std::make_shared<DurableExecutor>(DurableExecutor::Setup{
-                .client = e.client,
-                .queue = queue.get(),
-                .run_id = run.id,
-                .owner = owner,
-                .llm_calls = await(queue->async_llm_calls(run.id)),
-                .tool_calls = await(queue->async_tool_calls(run.id)),
-                .idempotent_tools = e.entry.idempotent_tools});
+            // recorded and records the rest. A first claim had no earlier holder.
+            std::vector<std::pair<std::string, std::string>> llm_calls;
+            std::vector<rath::pg::RecordedToolCall> tool_calls;
+            if (run.attempts > 1) {
+                llm_calls = await(while_database_away([&] { return queue->async_llm_calls(run.id); }));
+                tool_calls = await(while_database_away([&] { return queue->async_tool_calls(run.id); }));
+            }
+            exec = std::make_shared<DurableExecutor>(DurableExecutor::Setup{.client = e.client,
+                                                                            .queue = queue.get(),
+                                                                            .run_id = run.id,
+                                                                            .owner = owner,
+                                                                            .llm_calls = std::move(llm_calls),
+                                                                            .tool_calls = std::move(tool_calls),
+                                                                            .idempotent_tools = e.entry.idempotent_tools});
             rath::flow::AgentOptions options = e.options;
             options.loop.executor = exec;
             rath::flow::Agent a(e.entry.system_prompt, options);
             rath::Session in = p.contains("input_session_id")
-                                   ? await(store->async_load(string_field(p, "input_session_id"))).to_session()
+                                   ? await(while_database_away([&] {
+                                         return store->async_load(string_field(p, "input_session_id"));
+                                     })).to_session()
                                    : rath::Session::from_user_message(string_field(p, "message"));
             if (e.entry.backend) in.to(*e.entry.backend);
             out = a(in);
@@ -480,6 +581,18 @@ struct Worker {
             if (exec->replayed_tool_calls() > 0)
                 say("replayed-tools " + std::to_string(run.id) + " " + std::to_string(exec->replayed_tool_calls()));
             await(persist(*out));
+        } catch (const rath::pg::PgError& e) {
+            if (database_away(e)) {
+                // Not the run's fault: left to lapse and be taken again (its recorded
+                // model calls are replayed then).
+                rath::log(rath::LogLevel::warning, "rath.worker",
+                          "run " + std::to_string(run.id) + " left to lapse, the database is away: " + e.what());
+                release();
+                return;
+            }
+            release();
+            finish(run, std::nullopt, e.what());
+            return;
         } catch (const std::exception& e) {
             release();
             finish(run, std::nullopt, e.what());
@@ -494,8 +607,11 @@ struct Worker {
     // run to lapse and be taken over: the worker goes on.
     void finish(const rath::pg::ClaimedRun& run, std::optional<std::string> result, std::optional<std::string> error) {
         try {
-            const bool ours = result ? await(queue->async_complete(run.id, owner, std::move(*result)))
-                                     : await(queue->async_fail(run.id, owner, std::move(*error)));
+            // Repeated while the database is away: a repeat after a lost acknowledgement
+            // finds the run no longer running and reports it not ours, which is harmless.
+            const bool ours =
+                result ? await(while_database_away([&] { return queue->async_complete(run.id, owner, *result); }))
+                       : await(while_database_away([&] { return queue->async_fail(run.id, owner, *error); }));
             if (!ours)
                 rath::log(rath::LogLevel::warning, "rath.worker",
                           "run " + std::to_string(run.id) + " was no longer ours to finish");
@@ -505,29 +621,36 @@ struct Worker {
         }
     }
 
-    boost::asio::awaitable<void> persist(rath::Session s) {
-        auto writer = co_await store->async_open(s, {});
-        rath::ChunkTable rows = co_await s.async_chunks();
-        std::vector<rath::ChunkRowPtr> batch(rows.begin(), rows.end());
-        co_await writer->async_append(0, std::move(batch));
-        co_await writer->async_close();
-    }
+    // One transaction, one round trip: the output is finished.
+    boost::asio::awaitable<void> persist(rath::Session s) { co_await store->async_save(std::move(s)); }
 
     void loop() {
+        int failures = 0;  // database failures in a row
         while (!stopping.load()) {
             std::optional<rath::pg::ClaimedRun> run;
             try {
+                // Read before the claim: a notification between the claim and the wait
+                // is not missed.
+                const std::uint64_t since = signal->seen();
                 run = await(queue->async_claim(owner, lease));
+                failures = 0;
                 if (!run) {
-                    // Short waits so that a stop request is seen promptly.
-                    (void)await(queue->async_wait_for_work(250ms));
+                    // Short waits so that a stop request is seen promptly, and runs whose
+                    // lease lapsed (nobody notifies those) are found.
+                    signal->wait(rt, since, 250ms);
                     continue;
                 }
             } catch (const rath::pg::PgError& e) {
-                rath::log(rath::LogLevel::warning, "rath.worker", std::string("queue: ") + e.what() + "; retrying");
-                std::this_thread::sleep_for(500ms);
+                // Backoff while the database stays away, so that a long outage costs
+                // neither the server nor this worker a busy loop.
+                const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    rath::net::backoff_delay(db_backoff(), std::min(failures++, 8)));
+                rath::log(rath::LogLevel::warning, "rath.worker",
+                          std::string("queue: ") + e.what() + "; again in " + std::to_string(delay.count()) + " ms");
+                std::this_thread::sleep_for(delay);
                 continue;
             }
+            ++runs;
             say("claimed " + std::to_string(run->id) + " " + std::to_string(run->attempts));
             execute(*run);
         }
@@ -611,16 +734,22 @@ int main(int argc, char** argv) {
         (void)rath::flow::read_config_agents(*config);  // a malformed section fails now, not per run
         auto store = rath::pg::make_postgres_session_store({.conninfo = *conninfo, .schema = schema});
         auto agents = std::make_shared<Worker::AgentCache>();
-        // One slot per concurrent run, each with its own queue connections and lease
-        // owner name (so that a slot never mistakes another slot's claim for its own).
+        auto signal = std::make_shared<WorkSignal>();
+        // The slots share one queue: its pipelined connection carries their concurrent
+        // requests together (fewer round trips and server wake-ups than a connection
+        // per slot), and its one listening connection serves them all (WorkSignal).
+        signal->queue = std::make_shared<rath::pg::RunQueue>(
+            rath::pg::RunQueueOptions{.conninfo = *conninfo, .schema = schema, .queue = queue});
+        // One slot per concurrent run, each with its own lease owner name (so that a slot
+        // never mistakes another slot's claim for its own).
         std::vector<std::unique_ptr<Worker>> slots;
         for (int i = 0; i < concurrency; ++i) {
             auto w = std::make_unique<Worker>();
             w->config = config;
             w->store = store;
             w->agents = agents;
-            w->queue = std::make_unique<rath::pg::RunQueue>(
-                rath::pg::RunQueueOptions{.conninfo = *conninfo, .schema = schema, .queue = queue});
+            w->signal = signal;
+            w->queue = signal->queue;
             w->owner = concurrency == 1 ? *owner : *owner + "#" + std::to_string(i);
             w->lease = std::chrono::milliseconds(lease_ms);
             slots.push_back(std::move(w));
@@ -632,6 +761,19 @@ int main(int argc, char** argv) {
         for (std::size_t i = 1; i < slots.size(); ++i) threads.emplace_back([&slots, i] { slots[i]->loop(); });
         slots.front()->loop();
         for (auto& t : threads) t.join();
+        rath::pg::ConnectionStats sum = store->stats();
+        {
+            const rath::pg::ConnectionStats q = signal->queue->stats();
+            sum.round_trips += q.round_trips;
+            sum.requests += q.requests;
+            sum.connects += q.connects;
+        }
+        std::uint64_t runs = 0;
+        for (const auto& w : slots) runs += w->runs;
+        std::printf("stats runs=%llu round_trips=%llu requests=%llu connects=%llu\n",
+                    static_cast<unsigned long long>(runs), static_cast<unsigned long long>(sum.round_trips),
+                    static_cast<unsigned long long>(sum.requests), static_cast<unsigned long long>(sum.connects));
+        std::fflush(stdout);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rath-worker: %s\n", e.what());

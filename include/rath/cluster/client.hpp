@@ -17,9 +17,10 @@
 //
 // Waiting: one watcher per client, started by the first wait and kept until the client
 // is destroyed, LISTENs on the queue's finished channel (workers NOTIFY it when they
-// complete or fail a run) and looks at every run it waits for in one query per
-// wake-up; `poll_interval` is a fallback for a lost notification (a dropped listening
-// connection is remade, and the runs are looked at again). Outputs are loaded side by
+// complete or fail a run) and, per wake-up, looks in one query at the runs the
+// notifications name (each carries its run's id) that it waits for; `poll_interval` is a
+// fallback for a lost notification: after it passes quietly, and when a dropped listening
+// connection is remade, every run waited for is looked at again. Outputs are loaded side by
 // side on the runtime.
 //
 // Errors (thrown by the lazy value's get()/async_get(), once set): RunFailed when the
@@ -33,6 +34,7 @@
 // themselves go on in the workers, and result() from another client still finds them).
 #include <rath/async/lazy.hpp>
 #include <rath/error.hpp>
+#include <rath/pg/connection.hpp>
 #include <rath/session.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -87,6 +89,8 @@ public:
     [[nodiscard]] boost::asio::awaitable<std::int64_t> async_enqueue(std::string agent_name, Session input);
     // The output of run `run_id`, whoever enqueued it.
     [[nodiscard]] async::Lazy<Session> result(std::int64_t run_id);
+    // Database round trips and connections of the client's store and queue so far.
+    [[nodiscard]] pg::ConnectionStats stats() const noexcept;
 
     struct State;
 

@@ -7,7 +7,10 @@
 // transaction of several) ends with a pipeline sync, so it is one implicit transaction
 // and one network round trip however many statements it holds. Requests from
 // concurrent callers are queued and sent back to back, so they share round trips too.
-// Connecting (DNS, TLS, authentication are blocking inside libpq) runs on the runtime's
+// Each distinct SQL text is prepared on the connection the first time it is sent (in the
+// same round trip), and executed by name afterwards: the server parses and plans it once
+// per connection, not at every execution (at most 256 texts per connection; more run
+// unnamed). Connecting (DNS, TLS, authentication are blocking inside libpq) runs on the runtime's
 // blocking pool; everything after that is non-blocking on a strand of the runtime.
 //
 // A handle: copies share one connection; the last copy dropped closes it once the

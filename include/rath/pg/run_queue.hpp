@@ -138,9 +138,24 @@ public:
     // channel in their transaction, so a waiter for results (rath::cluster::Client)
     // wakes when any run of the queue finishes. One waiter at a time per RunQueue.
     [[nodiscard]] boost::asio::awaitable<bool> async_wait_for_finished(std::chrono::milliseconds timeout);
+    // The same, saying which runs: each finish's notification carries the run's id, so a
+    // waiter for many runs looks at the ones named instead of at all of them.
+    // look_at_all: the listening connection was made or remade (notifications may have
+    // been missed) or a notification named no run. Same rules as async_wait_for_finished.
+    struct FinishedNotice {
+        bool timed_out = false;
+        bool look_at_all = false;
+        std::vector<std::int64_t> ids;
+    };
+    [[nodiscard]] boost::asio::awaitable<FinishedNotice> async_wait_for_finished_runs(
+        std::chrono::milliseconds timeout);
     // Of `ids`, those that are done or failed, with their status (one round trip).
     [[nodiscard]] boost::asio::awaitable<std::vector<std::pair<std::int64_t, RunStatus>>> async_finished(
         std::vector<std::int64_t> ids);
+
+    // Round trips of the queue's pipelined connection, plus the listening connections'
+    // LISTENs (a notification waited for is pushed by the server: not a round trip).
+    [[nodiscard]] ConnectionStats stats() const noexcept;
 
     struct State;
 

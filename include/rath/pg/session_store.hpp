@@ -19,7 +19,8 @@
 // e.g. SELECT idx, kind, content FROM rath_transcript WHERE session_id = '...' ORDER BY idx;
 //
 // Writes: opening is one transaction (header and edges), each acknowledged row batch is
-// one transaction of one statement (one round trip), closing is one. The sessions of a
+// one transaction of one statement (one round trip), closing is one; async_save stores a
+// finished session in one. The sessions of a
 // store share a few pipelined connections (rath::pg::Connection, `connections`):
 // concurrent writers' batches travel together. A writer's statements are safe to
 // repeat (opening starts the session over, a batch skips rows already stored, closing
@@ -56,6 +57,13 @@ public:
     // Creates or upgrades the schema now (every other call does it first, once);
     // returns the version the database is at.
     [[nodiscard]] virtual boost::asio::awaitable<int> async_migrate() = 0;
+    // Stores `session` whole once its rows are ready (header, lineage edges, every row,
+    // the trailer with its usage): what async_open, one async_append and async_close
+    // store, in one transaction and one round trip instead of three, repeated after a
+    // lost connection like the writer's statements. For a session that is finished
+    // before it is stored (a run's output, a submitted input).
+    [[nodiscard]] virtual boost::asio::awaitable<void> async_save(Session session,
+                                                                  persistence::StoreOpenOptions options = {}) = 0;
     // Round trips and reconnections of the store's connection.
     [[nodiscard]] virtual ConnectionStats stats() const noexcept = 0;
 };
