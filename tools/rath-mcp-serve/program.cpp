@@ -64,8 +64,11 @@ void usage(std::FILE* to, const char* program) {
         "  \"agents\": { \"<name>\": { \"system_prompt\": string (required),\n"
         "                            \"provider\": string (an llm.providers entry; default llm.default_provider),\n"
         "                            \"model\": string, \"description\": string,\n"
-        "                            \"max_tool_rounds\": int (default 64) } }\n"
-        "Agents have the built-in tools. Nothing but MCP messages is written to stdout in --stdio mode;\n"
+        "                            \"max_tool_rounds\": int (default 64),\n"
+        "                            \"mcp\": [string] (MCP servers of the config whose tools it gets),\n"
+        "                            \"backend\", \"idempotent_tools\": read by rath-worker only } }\n"
+        "Agents have the built-in tools and those of their MCP servers (rath/flow/config_agents.hpp).\n"
+        "Nothing but MCP messages is written to stdout in --stdio mode;\n"
         "logs go to stderr.\n",
         to);
 }
