@@ -312,8 +312,21 @@ boost::asio::awaitable<void> run_round(Core& c, std::deque<RequestPtr>& round) {
     }
 }
 
+// Each request gets its own copy of a PgError: the requests' waiters are on other
+// threads, and one exception object caught and released by several of them at once is
+// reference-counted inside libstdc++, where ThreadSanitizer cannot see the count.
+std::exception_ptr own_copy(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const PgError& x) {
+        return std::make_exception_ptr(x);
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
 void fail_all(std::deque<RequestPtr>& reqs, const std::exception_ptr& e) {
-    for (auto& r : reqs) r->done.try_set_exception(e);
+    for (auto& r : reqs) r->done.try_set_exception(own_copy(e));
     reqs.clear();
 }
 
