@@ -421,12 +421,11 @@ tool::ToolSet recorded_tools(const llm::RecordingConfig& config, const persisten
     return tool::ToolSet(std::move(tools));
 }
 
-// Compares the replayed transcript with the original record by record, byte for byte
+// Compares the replayed transcript with the original (`a`: its records) record by record, byte for byte
 // (the replay ran with the original's id, parents and times, so the header and trailer
 // are the same bytes too when the run is).
-std::optional<ReplayDivergence> compare_transcripts(const fs::path& original, const fs::path& replayed,
+std::optional<ReplayDivergence> compare_transcripts(const std::vector<std::string>& a, const fs::path& replayed,
                                                     std::size_t calls) {
-    const auto a = split_lines(read_text(original));
     const auto b = split_lines(read_text(replayed));
     for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
         ReplayDivergence d;
@@ -481,8 +480,7 @@ std::optional<ReplayDivergence> compare_transcripts(const fs::path& original, co
 }
 
 // The trailer's closed_at, when the file has a trailer.
-std::optional<std::string> trailer_closed_at(const fs::path& transcript) {
-    const auto lines = split_lines(read_text(transcript));
+std::optional<std::string> trailer_closed_at(const std::vector<std::string>& lines) {
     if (lines.empty()) return std::nullopt;
     auto v = rath::detail::parse_json(lines.back());
     if (!v || !v->is_object()) return std::nullopt;
@@ -573,7 +571,9 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
     LoopOptions lo;
     lo.identity.session_id = original.header.id;
     lo.identity.created_at = original.header.created_at;
-    lo.identity.closed_at = trailer_closed_at(transcript);
+    // The original's records, read once: its trailer's time now, the comparison at the end.
+    const std::vector<std::string> original_lines = split_lines(read_text(transcript));
+    lo.identity.closed_at = trailer_closed_at(original_lines);
     lo.sandbox_handle_id = original.header.sandbox_handle_id;
     lo.provider = provider;
     lo.tools = recorded_tools(config, original, st->results);
@@ -625,7 +625,7 @@ ReplayReport replay_session(const fs::path& given, ReplayOptions options) {
         report.divergence = std::move(d);
     }
     if (!report.divergence)
-        report.divergence = compare_transcripts(transcript, report.replayed_transcript, report.replayed_calls);
+        report.divergence = compare_transcripts(original_lines, report.replayed_transcript, report.replayed_calls);
     return report;
 }
 
