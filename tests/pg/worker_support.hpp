@@ -31,9 +31,9 @@
 
 namespace rath::test {
 
-// config.json with provider "fake" (the server) and agent "echo" (its system prompt is
-// fixed: a single-process run builds the same agent from the same file).
-inline std::filesystem::path write_worker_config(const std::filesystem::path& dir, const fake_llm::Server& llm) {
+// config.json (0600) with provider "fake" (the server) and the given "agents" section.
+inline std::filesystem::path write_fake_llm_config(const std::filesystem::path& dir, const fake_llm::Server& llm,
+                                                   boost::json::object agents) {
     boost::json::object doc{
         {"version", 1},
         {"llm",
@@ -42,35 +42,30 @@ inline std::filesystem::path write_worker_config(const std::filesystem::path& di
            {{"fake",
              {{"provider_kind", "openai"}, {"model", "fake-model"}, {"api_key", "sk-fake-local"},
               {"base_url", llm.base_url()}}}}}}},
-        {"agents", {{"echo", {{"system_prompt", "You repeat what you are told."}, {"max_tool_rounds", 4}}}}}};
+        {"agents", std::move(agents)}};
     auto path = dir / "config.json";
     std::ofstream(path) << boost::json::serialize(doc);
     std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return path;
 }
 
-// config.json with provider "fake" (the server) and agent "shell": the built-in tools on
-// the local sandbox backend, with `idempotent_tools` as the agent's "idempotent_tools".
+// Agent "echo" (its system prompt is fixed: a single-process run builds the same agent
+// from the same file).
+inline std::filesystem::path write_worker_config(const std::filesystem::path& dir, const fake_llm::Server& llm) {
+    return write_fake_llm_config(
+        dir, llm, {{"echo", {{"system_prompt", "You repeat what you are told."}, {"max_tool_rounds", 4}}}});
+}
+
+// Agent "shell": the built-in tools on the local sandbox backend, with `idempotent_tools`
+// as the agent's "idempotent_tools".
 inline std::filesystem::path write_tool_worker_config(const std::filesystem::path& dir, const fake_llm::Server& llm,
                                                       boost::json::object idempotent_tools = {}) {
-    boost::json::object doc{
-        {"version", 1},
-        {"llm",
-         {{"default_provider", "fake"},
-          {"providers",
-           {{"fake",
-             {{"provider_kind", "openai"}, {"model", "fake-model"}, {"api_key", "sk-fake-local"},
-              {"base_url", llm.base_url()}}}}}}},
-        {"agents",
-         {{"shell",
-           {{"system_prompt", "You run the commands you are asked to."},
-            {"max_tool_rounds", 4},
-            {"backend", "local"},
-            {"idempotent_tools", std::move(idempotent_tools)}}}}}};
-    auto path = dir / "config.json";
-    std::ofstream(path) << boost::json::serialize(doc);
-    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    return path;
+    return write_fake_llm_config(dir, llm,
+                                 {{"shell",
+                                   {{"system_prompt", "You run the commands you are asked to."},
+                                    {"max_tool_rounds", 4},
+                                    {"backend", "local"},
+                                    {"idempotent_tools", std::move(idempotent_tools)}}}});
 }
 
 class WorkerProcess {
