@@ -24,6 +24,24 @@ std::optional<std::string> optional_string(const config::ConfigStore& store, con
     return std::string(v->get_string());
 }
 
+// A list of strings under `key` (none when absent or null).
+std::vector<std::string> optional_names(const config::ConfigStore& store, const json::object& o, std::string_view key,
+                                        const std::string& where, std::string_view what) {
+    std::vector<std::string> out;
+    auto* m = o.if_contains(key);
+    if (!m || m->is_null()) return out;
+    const auto bad = [&] {
+        return config::ConfigError(store.path().string() + ": " + where + "." + std::string(key) + " must be a list of " +
+                                   std::string(what));
+    };
+    if (!m->is_array()) throw bad();
+    for (const auto& n : m->get_array()) {
+        if (!n.is_string()) throw bad();
+        out.emplace_back(n.get_string());
+    }
+    return out;
+}
+
 }  // namespace
 
 std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store) {
@@ -50,14 +68,8 @@ std::vector<ConfigAgent> read_config_agents(const config::ConfigStore& store) {
                 throw config::ConfigError(file + ": " + where + ".max_tool_rounds must be an integer in [1, 10000]");
             a.max_tool_rounds = static_cast<int>(r->get_int64());
         }
-        if (auto* m = o.if_contains("mcp"); m && !m->is_null()) {
-            const auto bad = [&] { return config::ConfigError(file + ": " + where + ".mcp must be a list of MCP server names"); };
-            if (!m->is_array()) throw bad();
-            for (const auto& n : m->get_array()) {
-                if (!n.is_string()) throw bad();
-                a.mcp.emplace_back(n.get_string());
-            }
-        }
+        a.mcp = optional_names(store, o, "mcp", where, "MCP server names");
+        a.tools = optional_names(store, o, "tools", where, "tool names");
         a.backend = optional_string(store, o, "backend", where);
         if (auto* t = o.if_contains("idempotent_tools"); t && !t->is_null()) {
             if (!t->is_object())
@@ -84,7 +96,8 @@ ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view
                                     "; available: [" + names + "]");
 }
 
-AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store) {
+AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store,
+                                  const tool::ToolSet& linked_tools) {
     AgentOptions ao;
     ao.loop.provider = llm::Provider::from_config(entry.provider, store);
     if (entry.model) ao.loop.provider.model = entry.model;
@@ -93,10 +106,26 @@ AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_pt
     std::vector<tool::FlowToolPtr> tools(ao.loop.tools.begin(), ao.loop.tools.end());
     std::set<std::string, std::less<>> names;
     for (const auto& t : tools) names.insert(t->name());
+    const std::string where = store->path().string() + ": agents." + entry.name;
+    for (const auto& wanted : entry.tools) {
+        tool::FlowToolPtr found;
+        for (const auto& t : linked_tools)
+            if (t->name() == wanted) found = t;
+        if (!found) {
+            std::string have;
+            for (const auto& t : linked_tools) have += (have.empty() ? "'" : ", '") + t->name() + "'";
+            throw config::ConfigLookupError(where + ": tool '" + wanted + "' is not linked into this program; it links [" +
+                                            have + "] (C++ tools reach a worker through rath/cluster/worker.hpp, tools "
+                                            "in other languages through \"mcp\")");
+        }
+        if (!names.insert(wanted).second)
+            throw config::ConfigError(where + ": tool '" + wanted + "' is named twice or has the name of another tool of the agent");
+        tools.push_back(std::move(found));
+    }
     for (const auto& server : entry.mcp)
         for (auto& t : mcp::mcp_tools_from_config(server, store)) {
             if (!names.insert(t->name()).second)
-                throw config::ConfigError(store->path().string() + ": agents." + entry.name + ": tool '" + t->name() +
+                throw config::ConfigError(where + ": tool '" + t->name() +
                                           "' of MCP server '" + server +
                                           "' has the name of another tool of the agent; give the server a tool_prefix");
             tools.push_back(std::move(t));
@@ -105,8 +134,9 @@ AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_pt
     return ao;
 }
 
-Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store) {
-    return Agent(entry.system_prompt, config_agent_options(entry, store));
+Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store,
+                        const tool::ToolSet& linked_tools) {
+    return Agent(entry.system_prompt, config_agent_options(entry, store, linked_tools));
 }
 
 }  // namespace rath::flow

@@ -8,7 +8,9 @@
 
 #include <rath/fake_llm/server.hpp>
 #include <rath/flow/config_agents.hpp>
+#include <rath/tool/typed_tool.hpp>
 
+#include <boost/describe.hpp>
 #include <boost/json.hpp>
 #include <doctest/doctest.h>
 
@@ -53,6 +55,17 @@ rath::config::ConfigStore store_with(const rath::test::TempDir& dir, const std::
 
 bool has_tool(const rath::tool::ToolSet& tools, const std::string& name) {
     return std::any_of(tools.begin(), tools.end(), [&](const auto& t) { return t->name() == name; });
+}
+
+struct Pair {
+    long long a = 0, b = 0;
+};
+BOOST_DESCRIBE_STRUCT(Pair, (), (a, b))
+
+// A tool as a program links it: C++, typed arguments.
+rath::tool::FlowToolPtr multiply_tool() {
+    return rath::tool::make_tool<Pair>("multiply", "Multiply two integers.",
+                                       [](rath::Session, Pair p) { return boost::json::value{{"product", p.a * p.b}}; });
 }
 
 }  // namespace
@@ -131,6 +144,58 @@ TEST_CASE("an idempotent_tools that is not an object of booleans, or a backend t
     CHECK_THROWS_WITH_AS((void)rath::flow::read_config_agents(store_with(dir, R"({"a": {"system_prompt": "p", "backend": 3}})")),
                          doctest::Contains("agents.a.backend must be a string"),
                          rath::config::ConfigError);
+}
+
+TEST_CASE("an agent's tools list takes the program's linked C++ tools by name, and a run calls one in process") {
+    rath::test::CleanEnv env;
+    rath::fake_llm::Server llm({.mode = rath::fake_llm::Mode::script,
+                                .script = R"({"rules": [
+                                  {"match": {"role": "user"},
+                                   "respond": {"tool_calls": [{"name": "multiply", "arguments": {"a": 6, "b": 7}}]}},
+                                  {"match": {"role": "tool"}, "respond": {"text": "It is {{last}}"}}]})"});
+    llm.start();
+    auto store = write_config(env.path(), llm.base_url(),
+                              {{"calc", {{"system_prompt", "Multiply."}, {"tools", json::array{"multiply"}}, {"mcp", json::array{"t"}}}}});
+    const auto entry = rath::flow::find_config_agent(*store, "calc");
+    CHECK(entry.tools == std::vector<std::string>{"multiply"});
+    const rath::tool::ToolSet linked{multiply_tool()};
+    const auto options = rath::flow::config_agent_options(entry, store, linked);
+    CHECK(has_tool(options.loop.tools, "multiply"));
+    CHECK(has_tool(options.loop.tools, "echo"));  // the MCP server's, beside it
+    const rath::Session out = rath::flow::Agent(entry.system_prompt, options)(rath::Session::from_user_message("6 times 7?"));
+    const auto rows = out.chunks();
+    REQUIRE(rows.size() == 4);
+    CHECK(json::serialize(rows[2]->payload()).find("42") != std::string::npos);
+}
+
+TEST_CASE("a tools name the program does not link, a malformed tools list or a tool named twice is refused") {
+    rath::test::CleanEnv env;
+    auto store = write_config(env.path(), "http://127.0.0.1:9/v1",
+                              {{"missing", {{"system_prompt", "x"}, {"tools", json::array{"multiply", "divide"}}}},
+                               {"twice", {{"system_prompt", "x"}, {"tools", json::array{"multiply", "multiply"}}}},
+                               {"clash", {{"system_prompt", "x"}, {"tools", json::array{"echo"}}, {"mcp", json::array{"t"}}}}});
+    const rath::tool::ToolSet linked{multiply_tool()};
+    CHECK_THROWS_WITH_AS(
+        (void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "missing"), store, linked),
+        doctest::Contains("agents.missing: tool 'divide' is not linked into this program; it links ['multiply']"),
+        rath::config::ConfigLookupError);
+    // A program that links no tools (the stock rath-worker) says so.
+    CHECK_THROWS_WITH_AS((void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "missing"), store),
+                         doctest::Contains("tool 'multiply' is not linked into this program; it links []"),
+                         rath::config::ConfigLookupError);
+    CHECK_THROWS_WITH_AS(
+        (void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "twice"), store, linked),
+        doctest::Contains("agents.twice: tool 'multiply' is named twice"), rath::config::ConfigError);
+    const rath::tool::ToolSet echo_too{multiply_tool(), rath::tool::make_tool<Pair>("echo", "Not the server's.", [](rath::Session, Pair) {
+                                           return boost::json::value("x");
+                                       })};
+    CHECK_THROWS_WITH_AS(
+        (void)rath::flow::config_agent_options(rath::flow::find_config_agent(*store, "clash"), store, echo_too),
+        doctest::Contains("tool 'echo' of MCP server 't' has the name of another tool of the agent"),
+        rath::config::ConfigError);
+    rath::test::TempDir dir;
+    CHECK_THROWS_WITH_AS((void)rath::flow::read_config_agents(store_with(dir, R"({"a": {"system_prompt": "p", "tools": "multiply"}})")),
+                         doctest::Contains("agents.a.tools must be a list of tool names"), rath::config::ConfigError);
 }
 
 }  // TEST_SUITE

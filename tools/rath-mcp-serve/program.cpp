@@ -66,6 +66,8 @@ void usage(std::FILE* to, const char* program) {
         "                            \"model\": string, \"description\": string,\n"
         "                            \"max_tool_rounds\": int (default 64),\n"
         "                            \"mcp\": [string] (MCP servers of the config whose tools it gets),\n"
+        "                            \"tools\": [string] (C++ tools linked into the program: this one\n"
+        "                                     links none, so an agent naming one is refused),\n"
         "                            \"backend\", \"idempotent_tools\": read by rath-worker only } }\n"
         "Agents have the built-in tools and those of their MCP servers (rath/flow/config_agents.hpp).\n"
         "Nothing but MCP messages is written to stdout in --stdio mode;\n"

@@ -9,6 +9,8 @@
 //                           "max_tool_rounds": int in [1, 10000] (default 64),
 //                           "mcp": [string] (MCP servers of the config whose tools the
 //                                   agent gets; default none),
+//                           "tools": [string] (tools the program linked in C++, by
+//                                     name: see `linked_tools` below; default none),
 //                           "backend": string (the sandbox backend a run's input session
 //                                      is placed on, Session::to; unset: none, so the
 //                                      built-in tools fail with "no sandbox backend"),
@@ -19,10 +21,13 @@
 // worker failure (true: run it again; false: report it interrupted). A tool not named
 // keeps its own declaration (the built-in defaults are in rath/tool/flow_tool.hpp).
 //
-// The section is kept by the config store like any key it does not know. "mcp" is how
-// tools reach processes that build agents from the config (rath-worker, rath-mcp-serve):
-// a tool written in any language, served by an MCP server those processes can start or
-// reach, named in mcp.servers / mcpServers like any other (mcp/tools.hpp).
+// The section is kept by the config store like any key it does not know. Tools reach
+// processes that build agents from the config in two ways. "mcp": a tool written in any
+// language, served by an MCP server those processes can start or reach, named in
+// mcp.servers / mcpServers like any other (mcp/tools.hpp). "tools": a tool written in
+// C++ and linked into the program itself (a worker built on rath/cluster/worker.hpp),
+// which hands its tools to config_agent_options as `linked_tools`; a program that links
+// none (the stock rath-worker, rath-mcp-serve) refuses an agent naming one.
 //
 // Thread safety: free functions over their arguments; safe from any thread.
 // Errors: config::ConfigError (naming the file and key) for a malformed section;
@@ -45,7 +50,8 @@ struct ConfigAgent {
     std::string system_prompt;
     std::optional<std::string> provider{}, model{}, description{};
     int max_tool_rounds = 64;
-    std::vector<std::string> mcp{};  // MCP server entries, in the order given
+    std::vector<std::string> mcp{};    // MCP server entries, in the order given
+    std::vector<std::string> tools{};  // linked C++ tools, in the order given
     std::optional<std::string> backend{};
     std::map<std::string, bool> idempotent_tools{};
 };
@@ -55,16 +61,20 @@ struct ConfigAgent {
 // The entry `name`; ConfigLookupError listing the names there are when it is missing.
 [[nodiscard]] ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view name);
 // The options of the agent an entry describes: its provider (resolved in `store`),
-// model and tool-round cap, the tools of its MCP servers after the agent's default
-// tools. Each MCP server is started (or reached) once here to list its tools, and its
+// model and tool-round cap, its "tools" (taken by name from `linked_tools`) and then the
+// tools of its MCP servers, after the agent's default tools. Each MCP server is started (or reached) once here to list its tools, and its
 // connection is shared by every run of the options: this blocks, so call it off the
-// runtime's threads. Throws what mcp_tools_from_config throws (ConfigLookupError for an
-// unknown server, TransportError / McpError when it does not start or answer). A
+// runtime's threads. Throws ConfigLookupError for a "tools" name `linked_tools` lacks
+// (listing the names it has), ConfigError when two of the agent's tools share a name,
+// and what mcp_tools_from_config throws (ConfigLookupError for an unknown server,
+// TransportError / McpError when it does not start or answer). A
 // program that needs more (its own chat client) edits the options before building
 // Agent(entry.system_prompt, options).
 [[nodiscard]] AgentOptions config_agent_options(const ConfigAgent& entry,
-                                                const std::shared_ptr<config::ConfigStore>& store);
-// Agent(entry.system_prompt, config_agent_options(entry, store)).
-[[nodiscard]] Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store);
+                                                const std::shared_ptr<config::ConfigStore>& store,
+                                                const tool::ToolSet& linked_tools = {});
+// Agent(entry.system_prompt, config_agent_options(entry, store, linked_tools)).
+[[nodiscard]] Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store,
+                                      const tool::ToolSet& linked_tools = {});
 
 }  // namespace rath::flow
