@@ -1,9 +1,5 @@
-// rath-worker: takes runs from the PostgreSQL run queue (rath/pg/run_queue.hpp) and
-// runs the agent each one names (config.json's "agents" section,
-// rath/flow/config_agents.hpp) on its input; the output session is stored in the same
-// database (rath/pg/session_store.hpp) and the run completed with its id. See usage().
-//
-// A run's payload (what rath::cluster::Client enqueues):
+// The rath-worker program (rath/cluster/worker.hpp). A run's payload (what
+// rath::cluster::Client enqueues):
 //   {"agent": "<name>", "input_session_id": "<uuid of a stored session>"}
 //   {"agent": "<name>", "message": "<text of one user message>"}
 // Its result: {"session_id": "<uuid of the stored output session>"}; a run that fails
@@ -12,6 +8,8 @@
 // DurableExecutor); a worker that takes over a run whose worker died replays them
 // instead of calling the model or running the tool again, and reports a call of a tool
 // that is not idempotent which the dead worker left unfinished instead of repeating it.
+#include <rath/cluster/worker.hpp>
+
 #include <rath/async/block_on.hpp>
 #include <rath/async/lazy.hpp>
 #include <rath/async/this_thread.hpp>
@@ -20,6 +18,7 @@
 #include <rath/config/store.hpp>
 #include <rath/flow/config_agents.hpp>
 #include <rath/llm/chat_client.hpp>
+#include <rath/llm/provider.hpp>
 #include <rath/llm/recording.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/log.hpp>
@@ -40,6 +39,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <map>
 #include <mutex>
@@ -60,7 +60,8 @@ namespace {
 void usage(std::FILE* to, const char* program) {
     std::fprintf(to, "usage: %s [options]\n", program);
     std::fputs(
-        "Takes runs from rath's PostgreSQL run queue and runs the config-defined agent each names.\n"
+        "Takes runs from rath's PostgreSQL run queue and runs the agent each names: one the program\n"
+        "links (rath/cluster/worker.hpp) or one of the config's \"agents\" section.\n"
         "\n"
         "  --conninfo STR     libpq connection string or URI (default: $RATH_PG_CONNINFO)\n"
         "  --schema NAME      schema of rath's tables (default public)\n"
@@ -86,6 +87,9 @@ void usage(std::FILE* to, const char* program) {
         "interrupted by a worker failure and was not repeated: ...\", \"detail\": \"<tool>\"} and the\n"
         "model goes on from there.\n"
         "An agent's \"backend\" in the config (e.g. \"local\") is the sandbox its runs' tools use.\n"
+        "An agent's \"tools\" names C++ tools the program links (rath::cluster::WorkerSetup::tools);\n"
+        "a name it does not link stops the worker at start (exit 2), as does an agent defined both\n"
+        "by the program and in the config. The stock rath-worker links none.\n"
         "\n"
         "On stdout: \"ready\" once the queue is reachable, \"claimed <id> <attempt>\" per run,\n"
         "\"replayed <id> <n>\" when a run reused n recorded model responses, \"replayed-tools <id> <n>\"\n"
@@ -99,10 +103,11 @@ void usage(std::FILE* to, const char* program) {
         to);
 }
 
-[[noreturn]] void fail(const std::string& message) {
-    std::fprintf(stderr, "rath-worker: %s\n", message.c_str());
-    std::exit(2);
-}
+// A bad command line or setup: exit code 2 (thrown to worker_main, which owns the exit).
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+[[noreturn]] void fail(const std::string& message) { throw UsageError(message); }
 
 std::optional<rath::LogLevel> parse_level(std::string_view s) {
     if (s == "debug") return rath::LogLevel::debug;
@@ -482,14 +487,18 @@ struct Worker {
     std::string owner;
     std::chrono::milliseconds lease{30000};
     std::uint64_t runs = 0;  // claimed by this slot
+    // An agent as the runs use it, from the program's setup or the config.
     struct AgentEntry {
-        rath::flow::ConfigAgent entry;
+        std::string system_prompt;
+        std::optional<std::string> backend;
+        std::map<std::string, bool> idempotent_tools;
         rath::flow::AgentOptions options;
         std::shared_ptr<rath::llm::ChatClient> client;  // shared by the runs: one connection pool
     };
     struct AgentCache {
         std::mutex mu;
         std::map<std::string, AgentEntry> by_name;  // resolved once per name
+        const rath::cluster::WorkerSetup* setup = nullptr;
     };
     std::shared_ptr<AgentCache> agents;  // shared by the process's slots
     std::shared_ptr<WorkSignal> signal;   // likewise
@@ -504,8 +513,24 @@ struct Worker {
         auto it = agents->by_name.find(name);
         if (it != agents->by_name.end()) return it->second;
         AgentEntry e;
-        e.entry = rath::flow::find_config_agent(*config, name);
-        e.options = rath::flow::config_agent_options(e.entry, config);
+        const rath::cluster::WorkerSetup& setup = *agents->setup;
+        if (auto linked = setup.agents.find(name); linked != setup.agents.end()) {
+            const rath::cluster::WorkerAgent& a = linked->second;
+            e.system_prompt = a.system_prompt;
+            e.backend = a.backend;
+            e.idempotent_tools = a.idempotent_tools;
+            e.options = a.options;
+            if (rath::llm::same_settings(e.options.loop.provider, rath::llm::Provider{})) {
+                e.options.loop.provider = rath::llm::Provider::from_config(std::nullopt, config);
+                if (e.options.model) e.options.loop.provider.model = e.options.model;
+            }
+        } else {
+            const rath::flow::ConfigAgent c = rath::flow::find_config_agent(*config, name);
+            e.system_prompt = c.system_prompt;
+            e.backend = c.backend;
+            e.idempotent_tools = c.idempotent_tools;
+            e.options = rath::flow::config_agent_options(c, config, setup.tools);
+        }
         e.client = rath::llm::chat_client_for(e.options.loop.provider);
         return agents->by_name.emplace(name, std::move(e)).first->second;
     }
@@ -540,16 +565,16 @@ struct Worker {
                                                                             .owner = owner,
                                                                             .llm_calls = std::move(llm_calls),
                                                                             .tool_calls = std::move(tool_calls),
-                                                                            .idempotent_tools = e.entry.idempotent_tools});
+                                                                            .idempotent_tools = e.idempotent_tools});
             rath::flow::AgentOptions options = e.options;
             options.loop.executor = exec;
-            rath::flow::Agent a(e.entry.system_prompt, options);
+            rath::flow::Agent a(e.system_prompt, options);
             rath::Session in = p.contains("input_session_id")
                                    ? await(while_database_away([&] {
                                          return store->async_load(string_field(p, "input_session_id"));
                                      })).to_session()
                                    : rath::Session::from_user_message(string_field(p, "message"));
-            if (e.entry.backend) in.to(*e.entry.backend);
+            if (e.backend) in.to(*e.backend);
             out = a(in);
             // Heartbeats on this thread while the loop runs on the runtime.
             auto done = std::make_shared<std::promise<void>>();
@@ -657,9 +682,8 @@ struct Worker {
     }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// worker_main without the handling of UsageError.
+int run_worker(int argc, char** argv, const char* program, const rath::cluster::WorkerSetup& setup) {
     std::optional<std::string> conninfo, config_path, owner;
     std::string schema = "public", queue = "default";
     long lease_ms = 30000;
@@ -672,7 +696,7 @@ int main(int argc, char** argv) {
             return argv[++i];
         };
         if (a == "--help" || a == "-h") {
-            usage(stdout, argv[0]);
+            usage(stdout, program);
             return 0;
         } else if (a == "--conninfo") {
             conninfo = value();
@@ -700,8 +724,8 @@ int main(int argc, char** argv) {
             if (!l) fail("--log-level is one of debug, info, warning, error, off");
             rath::set_log_level(*l);
         } else {
-            std::fprintf(stderr, "rath-worker: unknown option %s\n", argv[i]);
-            usage(stderr, argv[0]);
+            std::fprintf(stderr, "%s: unknown option %s\n", program, argv[i]);
+            usage(stderr, program);
             return 2;
         }
     }
@@ -731,9 +755,23 @@ int main(int argc, char** argv) {
     try {
         auto config = config_path ? std::make_shared<rath::config::ConfigStore>(*config_path)
                                   : rath::config::ConfigStore::load();
-        (void)rath::flow::read_config_agents(*config);  // a malformed section fails now, not per run
+        // A malformed section, a name in both places or a tool the program lacks fails now,
+        // not per run.
+        for (const auto& c : rath::flow::read_config_agents(*config)) {
+            if (setup.agents.contains(c.name))
+                fail("agent '" + c.name + "' is defined both by the program and in " + config->path().string());
+            for (const auto& wanted : c.tools) {
+                bool linked = false;
+                for (const auto& t : setup.tools) linked = linked || t->name() == wanted;
+                if (!linked)
+                    fail(config->path().string() + ": agents." + c.name + ": tool '" + wanted +
+                         "' is not linked into this program (C++ tools reach a worker through rath/cluster/worker.hpp, "
+                         "tools in other languages through \"mcp\")");
+            }
+        }
         auto store = rath::pg::make_postgres_session_store({.conninfo = *conninfo, .schema = schema});
         auto agents = std::make_shared<Worker::AgentCache>();
+        agents->setup = &setup;
         auto signal = std::make_shared<WorkSignal>();
         // The slots share one queue: its pipelined connection carries their concurrent
         // requests together (fewer round trips and server wake-ups than a connection
@@ -775,8 +813,28 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(sum.requests), static_cast<unsigned long long>(sum.connects));
         std::fflush(stdout);
         return 0;
+    } catch (const UsageError&) {
+        throw;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "rath-worker: %s\n", e.what());
+        std::fprintf(stderr, "%s: %s\n", program, e.what());
         return 1;
     }
 }
+
+}  // namespace
+
+namespace rath::cluster {
+
+int worker_main(int argc, char** argv, WorkerSetup setup) {
+    // Messages name the program as its user called it, without the directory.
+    const char* program = argc > 0 && argv[0] && *argv[0] ? argv[0] : "rath-worker";
+    if (const char* slash = std::strrchr(program, '/'); slash && slash[1]) program = slash + 1;
+    try {
+        return run_worker(argc, argv, program, setup);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: %s\n", program, e.what());
+        return 2;
+    }
+}
+
+}  // namespace rath::cluster

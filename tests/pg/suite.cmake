@@ -28,3 +28,11 @@ if(TARGET rath_pg AND TARGET rath-worker)
   # The worker suite spawns build/bin/rath-worker.
   add_dependencies(test_pg rath-worker)
 endif()
+if(TARGET rath_pg)
+  # examples/15_cluster_worker (a worker program with its own C++ tool and agent), built
+  # here too so that the sanitizer builds, which leave the examples out, run its code.
+  add_executable(cluster_worker_example ${PROJECT_SOURCE_DIR}/examples/15_cluster_worker/main.cpp)
+  target_link_libraries(cluster_worker_example PRIVATE rath::pg)
+  rath_target_defaults(cluster_worker_example)
+  add_dependencies(test_pg cluster_worker_example)
+endif()

@@ -72,11 +72,12 @@ class WorkerProcess {
 public:
     WorkerProcess(const std::string& conninfo, const std::string& schema, const std::string& queue,
                   const std::filesystem::path& config, const std::string& owner, int lease_ms = 2000,
-                  std::vector<std::string> extra = {}, const std::string& netns = {}) {
+                  std::vector<std::string> extra = {}, const std::string& netns = {},
+                  const std::string& program = "rath-worker") {
         std::vector<std::string> args{"--conninfo", conninfo, "--schema", schema, "--queue", queue, "--config",
                                       config.string(), "--owner", owner, "--lease-ms", std::to_string(lease_ms)};
         args.insert(args.end(), extra.begin(), extra.end());
-        child_ = spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/rath-worker", std::move(args),
+        child_ = spawn_with_stdout_pipe(std::string(RATH_BINARY_DIR) + "/bin/" + program, std::move(args),
                                         SpawnOptions{.die_with_parent = true, .netns = netns});
         reader_ = std::thread([this] {
             char buf[512];
