@@ -5,7 +5,7 @@ set(rath_example_checks
   "03_sandbox_backend|\\[local\\].*The sandbox answered: .*hello from the workspace.*\\[opensandbox\\] rath-sandbox-server at http://127.0.0.1:[0-9]+.*cat hello.txt +exit=0 stdout=hello from the remote sandbox.*The sandbox answered: .*Linux.*sandbox closed: true"
   "04_builtin_tools|list_workspace_files.*agent transcript \\(7 rows\\).*now reads: .*buy milk.*6 \\* 7 is 42"
   "06_mcp|tools from server-everything: .*get-sum.*echo -> .*Echo: hello from mcp.*answer: The MCP server says: .*The sum of 20 and 22 is 42.*server connections made: 1"
-  "05_custom_tool|compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
+  "05_custom_tool|committed the agent's run to memory: memory://session/[0-9a-f-]+/commits/.*compressed transcript:.*\\[0\\] user: 'The user asked for a word count"
   "07_streaming|\\[finish_reason=stop\\].*--- usage total="
   "08_compress|--- chunks after compression: 1"
   "09_memory|recall returned 2 hit\\(s\\):\n +1\\.312  memory://user/memories/preferences/[0-9a-f]+\n +0\\.000  .*\\[untrusted memory:memory://user/memories/preferences/[0-9a-f]+\\] The user prefers a dark colour theme at night\\..*answer: .+\n\\[ok\\] committed the turn transcript into memory at memory://session/.*store closed: true"
