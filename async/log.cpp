@@ -86,4 +86,13 @@ void log(LogLevel level, std::string_view channel, std::string_view message) noe
     }
 }
 
+std::optional<LogLevel> parse_log_level(std::string_view name) noexcept {
+    if (name == "debug") return LogLevel::debug;
+    if (name == "info") return LogLevel::info;
+    if (name == "warning") return LogLevel::warning;
+    if (name == "error") return LogLevel::error;
+    if (name == "off") return LogLevel::off;
+    return std::nullopt;
+}
+
 }  // namespace rath

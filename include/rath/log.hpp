@@ -18,6 +18,7 @@
 // outside any lock, so it may be called concurrently with itself and may log too;
 // a sink replaced while another thread is inside it finishes that call first.
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace rath {
@@ -47,5 +48,9 @@ void set_log_level(LogLevel min) noexcept;
 // throws: what a sink throws is swallowed, since log() runs in destructors and
 // completion handlers that must not fail.
 void log(LogLevel level, std::string_view channel, std::string_view message) noexcept;
+
+// The level a command line or a config names: "debug", "info", "warning", "error" or
+// "off" (lower case); nullopt for anything else.
+[[nodiscard]] std::optional<LogLevel> parse_log_level(std::string_view name) noexcept;
 
 }  // namespace rath

@@ -109,15 +109,6 @@ struct UsageError : std::runtime_error {
 };
 [[noreturn]] void fail(const std::string& message) { throw UsageError(message); }
 
-std::optional<rath::LogLevel> parse_level(std::string_view s) {
-    if (s == "debug") return rath::LogLevel::debug;
-    if (s == "info") return rath::LogLevel::info;
-    if (s == "warning") return rath::LogLevel::warning;
-    if (s == "error") return rath::LogLevel::error;
-    if (s == "off") return rath::LogLevel::off;
-    return std::nullopt;
-}
-
 std::atomic<bool> stopping{false};
 
 // The database being away (down, restarting, unreachable): PgError connect or
@@ -720,7 +711,7 @@ int run_worker(int argc, char** argv, const char* program, const rath::cluster::
             if (v.empty() || *end || n < 1 || n > 1024) fail("--concurrency needs an integer in [1, 1024]");
             concurrency = static_cast<int>(n);
         } else if (a == "--log-level") {
-            auto l = parse_level(value());
+            auto l = rath::parse_log_level(value());
             if (!l) fail("--log-level is one of debug, info, warning, error, off");
             rath::set_log_level(*l);
         } else {

@@ -169,4 +169,15 @@ TEST_CASE("records logged from several threads while the sink is replaced all ar
     CHECK(out_of_order == 0);
 }
 
+TEST_CASE("a log level parses from its lower-case name and from nothing else") {
+    CHECK(rath::parse_log_level("debug") == rath::LogLevel::debug);
+    CHECK(rath::parse_log_level("info") == rath::LogLevel::info);
+    CHECK(rath::parse_log_level("warning") == rath::LogLevel::warning);
+    CHECK(rath::parse_log_level("error") == rath::LogLevel::error);
+    CHECK(rath::parse_log_level("off") == rath::LogLevel::off);
+    CHECK_FALSE(rath::parse_log_level("WARNING").has_value());
+    CHECK_FALSE(rath::parse_log_level("warn").has_value());
+    CHECK_FALSE(rath::parse_log_level("").has_value());
+}
+
 }  // TEST_SUITE

@@ -80,15 +80,6 @@ void usage(std::FILE* to, const char* program) {
     std::exit(2);
 }
 
-std::optional<rath::LogLevel> parse_level(std::string_view s) {
-    if (s == "debug") return rath::LogLevel::debug;
-    if (s == "info") return rath::LogLevel::info;
-    if (s == "warning") return rath::LogLevel::warning;
-    if (s == "error") return rath::LogLevel::error;
-    if (s == "off") return rath::LogLevel::off;
-    return std::nullopt;
-}
-
 }  // namespace
 
 namespace rath::mcp_serve {
@@ -150,7 +141,7 @@ int program_main(int argc, char** argv) {
         } else if (a == "--json-response") {
             hopt.json_response = true;
         } else if (a == "--log-level") {
-            auto l = parse_level(value());
+            auto l = rath::parse_log_level(value());
             if (!l) fail("--log-level is one of debug, info, warning, error, off");
             rath::set_log_level(*l);
         } else {
