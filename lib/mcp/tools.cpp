@@ -17,6 +17,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <mutex>
 
 namespace rath::mcp {
@@ -392,8 +393,65 @@ void read_extras(const config::ConfigStore& store, const std::string& where, con
     }
 }
 
-// {"url": "https://host/mcp", "headers": {...}, "type": "http"}: a Streamable HTTP
-// server, reached through the HttpClient of the runtime that connects.
+// An optional string member of an "oauth" object.
+std::optional<std::string> oauth_string(const config::ConfigStore& store, const std::string& where,
+                                        const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    if (!v || v->is_null()) return std::nullopt;
+    if (!v->is_string()) bad_entry(store, where + "." + std::string(key), "must be a string");
+    return std::string(v->get_string());
+}
+
+// The "oauth" key of a url entry (see mcp_oauth_config); nullopt without one.
+std::optional<oauth::OAuthOptions> read_oauth(const config::ConfigStore& store, const std::string& where,
+                                              const json::object& e) {
+    auto* v = e.if_contains("oauth");
+    if (!v || v->is_null() || (v->is_bool() && !v->get_bool())) return std::nullopt;
+    const std::string at = where + ".oauth";
+    oauth::OAuthOptions o;
+    o.token_dir = store.path().parent_path() / "mcp-oauth";
+    if (v->is_bool()) return o;
+    if (!v->is_object()) bad_entry(store, at, "must be true or an object");
+    const auto& obj = v->get_object();
+    static constexpr std::string_view known[] = {"grant", "client_id", "client_secret", "token_endpoint_auth_method",
+                                                 "scope", "redirect_uri", "client_name", "client_metadata_url"};
+    for (const auto& kv : obj)
+        if (std::find(std::begin(known), std::end(known), kv.key()) == std::end(known))
+            bad_entry(store, at + "." + std::string(kv.key()), "is not an oauth setting");
+    if (auto g = oauth_string(store, at, obj, "grant")) {
+        if (*g == "client_credentials") o.grant = oauth::Grant::client_credentials;
+        else if (*g != "authorization_code")
+            bad_entry(store, at + ".grant", "must be \"authorization_code\" or \"client_credentials\"");
+    }
+    if (auto id = oauth_string(store, at, obj, "client_id")) {
+        oauth::ClientIdentity c;
+        c.client_id = *id;
+        c.client_secret = oauth_string(store, at, obj, "client_secret").value_or("");
+        c.token_endpoint_auth_method = oauth_string(store, at, obj, "token_endpoint_auth_method").value_or("");
+        o.client = std::move(c);
+    } else if (obj.contains("client_secret")) {
+        bad_entry(store, at + ".client_secret", "needs a client_id");
+    }
+    if (o.grant == oauth::Grant::client_credentials && !o.client)
+        bad_entry(store, at + ".client_id", "is required for the client_credentials grant");
+    o.scope = oauth_string(store, at, obj, "scope");
+    if (auto r = oauth_string(store, at, obj, "redirect_uri")) o.redirect_uri = *r;
+    if (auto n = oauth_string(store, at, obj, "client_name")) o.client_name = *n;
+    if (auto m = oauth_string(store, at, obj, "client_metadata_url")) o.client_metadata_url = *m;
+    return o;
+}
+
+// The entry mcpServers.<name> when it is a url entry.
+const json::object* url_entry(const json::object& doc, const std::string& name) {
+    auto* ms = doc.if_contains("mcpServers");
+    if (!ms || !ms->is_object()) return nullptr;
+    auto* e = ms->get_object().if_contains(name);
+    if (!e || !e->is_object() || !e->get_object().contains("url")) return nullptr;
+    return &e->get_object();
+}
+
+// {"url": "https://host/mcp", "headers": {...}, "type": "http", "oauth": ...}: a
+// Streamable HTTP server, reached through the HttpClient of the runtime that connects.
 void read_url_entry(const config::ConfigStore& store, const std::string& where, const json::object& e,
                     McpServerOptions& o) {
     const auto& u = e.at("url");
@@ -421,10 +479,21 @@ void read_url_entry(const config::ConfigStore& store, const std::string& where, 
             http.headers.push_back({std::string(kv.key()), std::string(kv.value().get_string())});
         }
     }
-    o.transport = [http = std::move(http)]() -> std::unique_ptr<Transport> {
+    std::optional<oauth::OAuthOptions> auth = read_oauth(store, where, e);
+    if (auth && auth->grant == oauth::Grant::authorization_code) {
+        // Only the stored tokens (and their refresh) can serve here: nobody is at a browser.
+        auth->redirect_handler = [name = o.name](std::string) -> asio::awaitable<std::string> {
+            throw oauth::OAuthError("MCP server '" + name + "' needs authorization: run `rath mcp login " + name + "`");
+        };
+    }
+    o.transport = [http = std::move(http), auth = std::move(auth)]() -> std::unique_ptr<Transport> {
         auto* rt = async::current_runtime();
-        return std::make_unique<StreamableHttpTransport>(net::HttpClient(rt ? *rt : async::Runtime::default_runtime()),
-                                                         http);
+        auto& runtime = rt ? *rt : async::Runtime::default_runtime();
+        StreamableHttpClientOptions h = http;
+        // A provider per connection: the tokens live in the token store, which each one
+        // loads on first use.
+        if (auth) h.auth = std::make_shared<oauth::OAuthProvider>(net::HttpClient(runtime), h.url, *auth);
+        return std::make_unique<StreamableHttpTransport>(net::HttpClient(runtime), std::move(h));
     };
 }
 
@@ -485,6 +554,18 @@ McpServerOptions mcp_server_options_from_config(std::optional<std::string> name,
     read_extras(*store, "mcp.servers." + *name, servers.at(*name).as_object(), o);
     o.stdio.name = o.name;
     return o;
+}
+
+std::optional<McpOAuthConfig> mcp_oauth_config(const std::string& name, std::shared_ptr<config::ConfigStore> store) {
+    if (!store) store = config::ConfigStore::load();
+    // Validates the whole entry (and throws for an unknown name) first.
+    (void)mcp_server_options_from_config(name, store);
+    const json::object doc = store->document();
+    const json::object* e = url_entry(doc, name);
+    if (!e) return std::nullopt;
+    auto options = read_oauth(*store, "mcpServers." + name, *e);
+    if (!options) return std::nullopt;
+    return McpOAuthConfig{std::string(e->at("url").get_string()), std::move(*options)};
 }
 
 asio::awaitable<std::vector<tool::FlowToolPtr>> async_mcp_tools_from_config(std::optional<std::string> name,

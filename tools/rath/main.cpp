@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     rath::cli::add_replay_command(app, ctx);
     rath::cli::add_resume_command(*app.get_subcommand("sessions"), ctx);
     rath::cli::add_serve_commands(app);
+    rath::cli::add_mcp_login_command(*app.get_subcommand("mcp"), ctx);
 
     // The library's own warnings (a skipped file, ...) are reported by the commands.
     rath::set_log_level(rath::LogLevel::error);

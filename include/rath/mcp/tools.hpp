@@ -24,6 +24,7 @@
 // each function; inside the agent loop every failure of a call becomes a
 // tool_execution_exception row naming the MCP error (McpTimeoutError: ..., ...).
 #include <rath/mcp/client.hpp>
+#include <rath/mcp/oauth.hpp>
 #include <rath/mcp/stdio_transport.hpp>
 #include <rath/tool/flow_tool.hpp>
 
@@ -120,12 +121,33 @@ private:
 // server: {"url": "https://host/mcp", "headers": {"Authorization": "..."}, "type":
 // "http"}; "type": "sse", the older HTTP+SSE transport, is refused), either with the
 // optional rath keys "timeout" (seconds per call), "parallel", "per_call",
-// "tool_prefix" and "idempotent" (a bool: McpServerOptions::idempotent). With no name, the single entry of mcp.default_enabled. Throws
+// "tool_prefix" and "idempotent" (a bool: McpServerOptions::idempotent); a url entry may
+// also carry "oauth" (see mcp_oauth_config). With no name, the single entry of mcp.default_enabled. Throws
 // config::ConfigLookupError with OpenRath's messages (§7.1): no name and an empty
 // default_enabled, more than one, or an unknown server; config::ConfigError for a
 // malformed entry.
 [[nodiscard]] McpServerOptions mcp_server_options_from_config(std::optional<std::string> name = std::nullopt,
                                                               std::shared_ptr<config::ConfigStore> store = nullptr);
+// OAuth 2.1 for a config url entry (mcpServers.<name>): its "oauth" key, either true
+// (the authorization code grant with PKCE, the client registered dynamically) or
+//   {"grant": "authorization_code" | "client_credentials", "client_id": string,
+//    "client_secret": string, "token_endpoint_auth_method": string, "scope": string,
+//    "redirect_uri": string, "client_name": string, "client_metadata_url": string}
+// (all optional but client_id for client_credentials). Tokens and the registered client
+// are kept in "mcp-oauth/" beside the config file, files of mode 0600. A connection made
+// from the config (mcp_server_options_from_config) uses and refreshes the stored tokens
+// and runs a client credentials grant itself; the authorization code grant needs a
+// person at a browser, so such a connection without usable tokens fails with OAuthError
+// "MCP server '<name>' needs authorization: run `rath mcp login <name>`", and `rath mcp
+// login` runs that grant (it sets redirect_handler, left empty here). nullopt for an entry
+// without "oauth". Throws as mcp_server_options_from_config.
+struct McpOAuthConfig {
+    std::string server_url;      // the entry's url
+    oauth::OAuthOptions options;  // token_dir set; redirect_handler empty
+};
+[[nodiscard]] std::optional<McpOAuthConfig> mcp_oauth_config(const std::string& name,
+                                                             std::shared_ptr<config::ConfigStore> store = nullptr);
+
 [[nodiscard]] std::vector<tool::FlowToolPtr> mcp_tools_from_config(std::optional<std::string> name = std::nullopt,
                                                                    std::shared_ptr<config::ConfigStore> store = nullptr);
 [[nodiscard]] boost::asio::awaitable<std::vector<tool::FlowToolPtr>> async_mcp_tools_from_config(

@@ -46,6 +46,8 @@ void add_serve_commands(CLI::App& app);
 // When argv names one of those programs first, runs it and returns its exit code.
 std::optional<int> run_server_program(int argc, char** argv);
 void add_replay_command(CLI::App& app, Context& ctx);
+// `login` under the `mcp` subcommand (which add_serve_commands creates).
+void add_mcp_login_command(CLI::App& mcp, Context& ctx);
 // `resume` under the `sessions` subcommand.
 void add_resume_command(CLI::App& sessions, Context& ctx);
 

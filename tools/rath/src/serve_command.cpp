@@ -34,7 +34,7 @@ const std::vector<ServerProgram>& server_programs() {
          "The fake LLM server (OpenAI and Anthropic wire formats); same flags as rath-fake-llm"},
         {{"mcp", "serve"}, "rath mcp serve", &mcp_serve::program_main,
          "rath's tools and config-defined agents as an MCP server; same flags as rath-mcp-serve",
-         "MCP: serve rath's tools and agents"},
+         "MCP: serve rath's tools and agents, sign in to servers"},
         {{"sandbox", "serve"}, "rath sandbox serve", &sandbox_server::program_main,
          "The OpenSandbox API on bubblewrap; same flags as rath-sandbox-server",
          "Sandboxes: serve the OpenSandbox API"},
