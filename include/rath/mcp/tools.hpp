@@ -78,6 +78,7 @@ public:
     [[nodiscard]] const McpServerOptions& options() const noexcept { return options_; }
     // Connects when needed (or starts a new process per call with per_call).
     [[nodiscard]] boost::asio::awaitable<std::vector<ToolInfo>> async_list_tools();
+    // Counted in rath::mcp_call_stats() (rath/ops_stats.hpp) under the server's name.
     [[nodiscard]] boost::asio::awaitable<CallToolResult> async_call_tool(std::string name, boost::json::object arguments,
                                                                          CallOptions options);
     // Closes the shared connection; a later call connects again.
@@ -89,6 +90,8 @@ public:
 
 private:
     explicit McpServer(McpServerOptions options);
+    [[nodiscard]] boost::asio::awaitable<CallToolResult> call_tool(std::string name, boost::json::object arguments,
+                                                                   CallOptions options);
     McpServerOptions options_;
     std::shared_ptr<Impl> impl_;
 };
