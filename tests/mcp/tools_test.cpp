@@ -101,7 +101,7 @@ TEST_CASE("a server's tools dispatch through one shared connection, with rows, t
     opts.call_timeout = 300ms;
     auto server = McpServer::create(opts);
     auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
-    REQUIRE(tools.size() == 19);
+    REQUIRE(tools.size() == 20);
     rath::Session s;
     auto echo = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"hi"})"));
     CHECK_FALSE(echo.failed);
