@@ -21,7 +21,9 @@
 namespace rath {
 
 struct OpStats {
-    std::string subject;  // the MCP server's name / the memory op ("find", "write", ...)
+    // The MCP server's name / the memory op: write, read, list, tree, find, search,
+    // resource or commit.
+    std::string subject;
     std::string outcome;
     std::uint64_t count = 0;
     double seconds = 0;  // total time of those operations, from the call to its result

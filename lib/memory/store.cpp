@@ -11,6 +11,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <array>
 #include <chrono>
 #include <exception>
 
@@ -31,6 +32,10 @@ void MemoryStore::release() {
 }
 
 namespace {
+
+// The op label of the process's memory metrics, by MemoryOp alternative.
+constexpr std::array<std::string_view, 8> op_labels{"write", "read", "list", "tree", "find", "search", "resource", "commit"};
+static_assert(op_labels.size() == std::variant_size_v<MemoryOp>);
 
 // The process's memory metrics (rath/ops_stats.hpp): one count per operation.
 void count(std::string_view op, const MemoryResult* result, std::exception_ptr failure,
@@ -56,7 +61,7 @@ void count(std::string_view op, const MemoryResult* result, std::exception_ptr f
 
 boost::asio::awaitable<MemoryResult> MemoryStore::async_dispatch(MemoryOp op) {
     const auto started = std::chrono::steady_clock::now();
-    const std::string_view name = op_type_name(op);
+    const std::string_view name = op_labels[op.index()];
     std::exception_ptr failure;
     try {
         if (closed()) throw MemoryStoreClosed(handle_);
@@ -73,7 +78,7 @@ boost::asio::awaitable<MemoryResult> MemoryStore::async_dispatch(MemoryOp op) {
 
 MemoryResult MemoryStore::dispatch(MemoryOp op) {
     const auto started = std::chrono::steady_clock::now();
-    const std::string_view name = op_type_name(op);
+    const std::string_view name = op_labels[op.index()];
     try {
         if (closed()) throw MemoryStoreClosed(handle_);
         MemoryResult r = backend_->dispatch(shared_from_this(), std::move(op));
