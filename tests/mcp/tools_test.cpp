@@ -6,6 +6,8 @@
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/config/store.hpp>
+#include <rath/fake_llm/server.hpp>
+#include <rath/loop/session_loop.hpp>
 #include <rath/mcp/server.hpp>
 #include <rath/mcp/server_http.hpp>
 #include <rath/mcp/http_transport.hpp>
@@ -397,5 +399,33 @@ TEST_CASE("over Streamable HTTP the trace context of the calling session is the 
     // Only the call carries it: the session's own requests belong to no run.
     for (const auto& rec : http.rpc("initialize")) CHECK(rec.header("traceparent").empty());
     CHECK(mcp_calls("trace-http", "ok") == 2);
+    rath::async::block_on(server->async_close());
+}
+
+TEST_CASE("an agent run's traceparent lineage extra reaches its MCP tool calls over stdio") {
+    rath::fake_llm::Server llm({.mode = rath::fake_llm::Mode::script,
+                                .script = R"({"rules": [
+                                  {"match": {"role": "user"}, "respond": {"tool_calls": [{"name": "meta", "arguments": {}}]}},
+                                  {"match": {"role": "tool"}, "respond": {"text": "meta: {{last}}"}}]})"});
+    llm.start();
+    auto opts = test_server();
+    opts.name = "trace-loop";
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    const std::string tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+    rath::LoopOptions lo;
+    lo.provider.base_url = llm.base_url();
+    lo.provider.api_key = "sk-fake";
+    lo.provider.model = "fake-model";
+    lo.tools = rath::tool::ToolSet(tools);
+    lo.lineage_extras = json::object{{"traceparent", tp}};
+    const auto out = rath::run_session_loop(rath::Session::from_user_message("show the meta"),
+                                            rath::Session::from_agent_prompt("Use your tools."), std::move(lo));
+    const auto rows = out.chunks();
+    REQUIRE(rows.size() == 4);  // user, tool call, tool result, answer
+    CHECK(rath::session_traceparent(out) == std::optional<std::string>(tp));
+    const auto result = json::parse(std::string(rows[2]->payload().at("content").as_string()));
+    const auto meta = json::parse(std::string(result.at("text").as_string()));
+    CHECK(meta.at("traceparent").as_string() == tp);
     rath::async::block_on(server->async_close());
 }
