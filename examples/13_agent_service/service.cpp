@@ -8,6 +8,9 @@
 #include <rath/log.hpp>
 #include <rath/loop/observer.hpp>
 #include <rath/loop/session_loop.hpp>
+#include <rath/memory/local.hpp>
+#include <rath/memory/spec.hpp>
+#include <rath/memory/store.hpp>
 #include <rath/mcp/tools.hpp>
 #include <rath/ops_stats.hpp>
 #include <rath/session/persistence/loader.hpp>
@@ -25,6 +28,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -114,6 +118,10 @@ Config load_config(const std::filesystem::path& path) {
                     c.tenants[std::string(kv.key())] = tenant_limits(kv.value(), c.default_tenant);
         }
         if (auto* p = root.if_contains("persist_dir"); p && p->is_string()) c.persist_dir = std::string(p->as_string());
+        if (auto* m = root.if_contains("memory"); m && m->is_object()) {
+            if (auto* p = m->as_object().if_contains("path"); p && p->is_string()) c.memory_path = std::string(p->as_string());
+            take(m->as_object(), "recall_top_k", c.memory_recall_top_k);
+        }
         if (auto* s = root.if_contains("shutdown")) {
             long long ms = c.shutdown_deadline.count();
             take(s->as_object(), "deadline_ms", ms);
@@ -326,9 +334,21 @@ Service::Service(Config config, rath::async::Runtime& runtime)
         base->persist_path = *config_.persist_dir / "";  // a directory: <id>.jsonl per run
     }
     base_ = std::move(base);
+    if (config_.memory_path) {
+        rath::memory::MemoryStoreSpec spec;
+        spec.options = json::object{{"path", config_.memory_path->string()}};
+        memory_ = rath::memory::make_local_memory_backend(&runtime)->open(spec)->acquire();
+        recall_ = std::make_shared<rath::flow::DefaultRecallInjection>(config_.memory_recall_top_k);
+    }
 }
 
-Service::~Service() = default;
+Service::~Service() { release_memory(); }
+
+// The last reference closes the store (its files flushed); off the io threads, so it
+// blocks until that is done.
+void Service::release_memory() {
+    if (memory_ && !memory_released_.exchange(true)) memory_->release();
+}
 
 std::size_t Service::live_runs() const {
     std::lock_guard lk(mu_);
@@ -479,7 +499,17 @@ asio::awaitable<void> Service::post_run(ServerRequest& req, ServerExchange& ex) 
             if (auto e = delta_event(d); !e.empty()) pipe->push(e);
         };
     }
-    run->out = rath::run_session_loop(rath::Session::from_user_message(std::move(message)), agent_, std::move(opt));
+    rath::Session input = rath::Session::from_user_message(std::move(message));
+    if (memory_) {
+        // Recall never throws into the run: a failed Find gives no rows (and a warning).
+        const rath::ChunkTable rows = input.chunks();  // not pending: never waits
+        auto recalled = co_await recall_->async_inject(rows, memory_);
+        if (!recalled.empty()) {
+            for (const auto& row : rows) recalled.push_back(row);
+            input = rath::Session(rath::ChunkTable(std::span<const rath::ChunkRowPtr>(recalled)));
+        }
+    }
+    run->out = rath::run_session_loop(input, agent_, std::move(opt));
     const std::string id = run->out.id();
     {
         std::lock_guard lk(mu_);
@@ -681,6 +711,7 @@ std::size_t Service::drain(std::chrono::milliseconds deadline) {
     for (auto& run : left) cancelled += run->out.cancel(rath::CancelReason::shutdown) ? 1 : 0;
     const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (live_runs() > 0 && std::chrono::steady_clock::now() < grace) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    release_memory();
     return cancelled;
 }
 

@@ -27,8 +27,10 @@
 
 #include <rath/async/admission.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/flow/memory_inject.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/loop/options.hpp>
+#include <rath/memory/fwd.hpp>
 #include <rath/net/http_client.hpp>
 #include <rath/net/http_server.hpp>
 #include <rath/session.hpp>
@@ -68,6 +70,11 @@ struct Config {
     // run's traceparent.
     std::vector<std::string> mcp_servers{};
     std::filesystem::path config_path{};  // the file read, where the mcp entries live
+    // A local memory store ("memory": {"path": DIR, "recall_top_k": 4}): each run first
+    // recalls from it (rath's DefaultRecallInjection, the message as the query), and the
+    // loop sees the hits as untrusted user rows before the message.
+    std::optional<std::filesystem::path> memory_path{};
+    int memory_recall_top_k = 4;
     // Sized for a 2-core machine: more runs at once than the cores can carry only
     // lengthen every run, and a queue deeper than about a second of work only delays
     // the 503 that would have let the client go elsewhere (bench/service_load).
@@ -129,6 +136,10 @@ private:
     std::shared_ptr<rath::llm::ChatClient> client_;
     std::shared_ptr<rath::async::Admission> gate_;
     std::shared_ptr<const rath::LoopOptions> base_;
+    rath::memory::MemoryStorePtr memory_;  // acquired once; released by drain() or the destructor
+    std::shared_ptr<const rath::flow::DefaultRecallInjection> recall_;
+    std::atomic<bool> memory_released_{false};
+    void release_memory();
     rath::Session agent_;
     const rath::net::HttpServer* server_ = nullptr;
 

@@ -8,6 +8,7 @@
 #include "support/temp_dir.hpp"
 
 #include <rath/fake_llm/server.hpp>
+#include <rath/memory.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -486,6 +487,38 @@ TEST_CASE("while SIGTERM drains, /healthz and new runs get 503 and a run that en
     CHECK(f.service->wait_exit(10s) == 0);
     CHECK_THROWS(HttpClient(f.service->port()));
     CHECK(f.llm.stats().requests == 2);
+}
+
+TEST_CASE("with a memory store each run recalls from it first, and /metrics counts the memory operations") {
+    rath::test::TempDir memory_dir;
+    {
+        // A note written before the service starts, by this process, in the store's files.
+        rath::memory::MemoryStoreSpec spec;
+        spec.options = json::object{{"path", memory_dir.path().string()}};
+        auto backend = rath::memory::make_local_memory_backend();
+        auto store = backend->open(spec);
+        rath::memory::OpWrite note{"memory://user/memories/habits/words", "The user often asks to count the words of a session."};
+        note.wait = true;
+        auto written = store->dispatch(note);
+        REQUIRE(std::holds_alternative<rath::memory::WriteResult>(written));
+        backend->close(store);
+    }
+    Fixture f(R"({"max_concurrent_runs": 8, "max_queued_runs": 8})", 10000,
+              R"("memory": {"path": ")" + memory_dir.path().string() + R"(", "recall_top_k": 2})");
+    HttpClient c(f.service->port());
+    auto r = c.post("/v1/runs", R"({"message": "please count the words of session 10"})");
+    REQUIRE(r.status == 200);
+    auto body = json::parse(r.body);
+    CHECK(body.at("answer").as_string() == "done: 7");
+    auto run = f.get_json("/v1/runs/" + std::string(body.at("id").as_string()));
+    auto& rows = run.at("transcript").as_array();
+    REQUIRE(rows.size() == 5);  // the recalled note, then user, tool call, tool result, answer
+    CHECK(rows[0].at("kind").as_string() == "user");
+    CHECK(std::string(rows[0].at("content").as_string()).find("[untrusted memory:memory://user/memories/habits/words]") == 0);
+    auto m = c.get("/metrics");
+    CHECK(m.body.find("rath_memory_ops_total{op=\"find\",outcome=\"ok\"} 1\n") != std::string::npos);
+    CHECK(m.body.find("rath_memory_op_seconds_total{op=\"find\",outcome=\"ok\"} ") != std::string::npos);
+    CHECK(m.body.find("rath_mcp_calls_total") == std::string::npos);
 }
 
 }  // TEST_SUITE
