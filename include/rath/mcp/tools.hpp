@@ -18,6 +18,11 @@
 // Text beyond max_output_chars code points is cut and "...(truncated)" appended, as the
 // built-in file read does.
 //
+// Tracing: a tool called for a session with a trace context (its traceparent lineage
+// extra, rath/session/trace_context.hpp) sends it with the call (CallOptions::
+// traceparent: params._meta.traceparent, and the traceparent header over Streamable
+// HTTP). Every call through McpServer is counted in rath::mcp_call_stats().
+//
 // Thread safety: McpServer and the tools may be used from any thread and any session at
 // once. Cancellation: a cancelled tool call sends notifications/cancelled for its
 // request and ends with operation_aborted, which the dispatcher passes on. Errors: see
