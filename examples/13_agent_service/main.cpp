@@ -8,8 +8,9 @@
 // Prints "listening on http://HOST:PORT" once it serves. Without a provider base URL
 // (in the config, --llm-url, or a key in OPENAI_API_KEY or config.json's openai entry)
 // it starts rath's fake LLM in-process.
-// On SIGTERM or SIGINT: stops accepting, lets runs finish within shutdown.deadline_ms,
-// cancels the rest, flushes their session files, and exits 0.
+// On SIGTERM or SIGINT: stops admitting runs (503 with Retry-After; /healthz 503), lets
+// running ones finish within shutdown.deadline_ms, cancels the rest, then stops
+// accepting connections, flushes the session files, and exits 0.
 #include "../common/example_llm.hpp"
 #include "service.hpp"
 
@@ -87,8 +88,11 @@ int main(int argc, char** argv) {
     sigwait(&stop_signals, &sig);
     std::fprintf(stderr, "13_agent_service: %s, draining (deadline %lld ms)\n", strsignal(sig),
                  static_cast<long long>(config.shutdown_deadline.count()));
-    server->stop();  // no new connections; idle keep-alive ones close
+    // While the runs drain the server still answers: /healthz says 503 (a load balancer
+    // takes the instance out) and a new run gets 503 with Retry-After (its client goes
+    // elsewhere at once) rather than a refused connection.
     const std::size_t cancelled = svc->drain(config.shutdown_deadline);
+    server->stop();  // no new connections; idle keep-alive ones close
     server->drain(std::chrono::seconds(2));
     server.reset();  // closes what is left, while the runtime still runs
     // What is left on the runtime (session writers finishing) gets a last second.

@@ -84,6 +84,11 @@ void Family::render(std::string& out) const {
     }
 }
 
+bool Family::empty() const {
+    std::lock_guard lk(mu_);
+    return cells_.empty();
+}
+
 Histogram::Cells& Histogram::at(const std::vector<std::string>& values) {
     std::lock_guard lk(mu_);
     auto& cell = cells_[values];
@@ -134,6 +139,8 @@ std::string Metrics::render() const {
                             &server_connections, &sandboxes,
                             &registry_size, &rss, &fds})
         f->render(out);
+    for (const Family* f : {&mcp_calls, &mcp_call_seconds, &memory_ops, &memory_op_seconds})
+        if (!f->empty()) f->render(out);
     return out;
 }
 

@@ -30,6 +30,8 @@ public:
     void add(const std::vector<std::string>& values, double v = 1);
     void set(const std::vector<std::string>& values, double v) { at(values).store(v, std::memory_order_relaxed); }
     void render(std::string& out) const;
+    // No label set was ever given (a family "when present" is left out then).
+    bool empty() const;
 
 private:
     std::string name_, help_, type_;
@@ -78,6 +80,13 @@ struct Metrics {
                               "gauge", {}};
     Family sandboxes{"rath_sandboxes_open", "Sandboxes currently open.", "gauge", {}};
     Family registry_size{"rath_session_registry_size", "Sessions the process-wide session registry holds.", "gauge", {}};
+    // From rath's process-wide counters (rath/ops_stats.hpp), rendered once nonzero.
+    Family mcp_calls{"rath_mcp_calls_total", "MCP tool calls, by server and outcome.", "counter", {"server", "outcome"}};
+    Family mcp_call_seconds{"rath_mcp_call_seconds_total", "Time spent in MCP tool calls, by server and outcome.",
+                            "counter", {"server", "outcome"}};
+    Family memory_ops{"rath_memory_ops_total", "Memory store operations, by op and outcome.", "counter", {"op", "outcome"}};
+    Family memory_op_seconds{"rath_memory_op_seconds_total", "Time spent in memory store operations, by op and outcome.",
+                             "counter", {"op", "outcome"}};
     Family rss{"process_resident_memory_bytes", "Resident memory.", "gauge", {}};
     Family fds{"process_open_fds", "Open file descriptors.", "gauge", {}};
 

@@ -2,13 +2,21 @@
 
 #include <rath/async/lazy.hpp>
 #include <rath/backend/backend.hpp>
+#include <rath/config/store.hpp>
+#include <rath/llm/error.hpp>
 #include <rath/llm/registry.hpp>
 #include <rath/log.hpp>
 #include <rath/loop/observer.hpp>
 #include <rath/loop/session_loop.hpp>
+#include <rath/memory/local.hpp>
+#include <rath/memory/spec.hpp>
+#include <rath/memory/store.hpp>
+#include <rath/mcp/tools.hpp>
+#include <rath/ops_stats.hpp>
 #include <rath/session/persistence/loader.hpp>
 #include <rath/session/persistence/paths.hpp>
 #include <rath/session/registry.hpp>
+#include <rath/session/trace_context.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <boost/asio/experimental/concurrent_channel.hpp>
@@ -20,7 +28,7 @@
 
 #include <cctype>
 #include <fstream>
-#include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -63,6 +71,7 @@ Config load_config(const std::filesystem::path& path) {
     std::stringstream text;
     text << in.rdbuf();
     Config c;
+    c.config_path = path;
     try {
         const json::value doc = json::parse(text.str());
         const auto& root = doc.as_object();
@@ -85,6 +94,8 @@ Config load_config(const std::filesystem::path& path) {
         if (auto* a = root.if_contains("agent")) {
             take(a->as_object(), "system_prompt", c.system_prompt);
             take(a->as_object(), "max_tool_rounds", c.max_tool_rounds);
+            if (auto* m = a->as_object().if_contains("mcp"))
+                for (const auto& name : m->as_array()) c.mcp_servers.emplace_back(name.as_string());
         }
         if (auto* l = root.if_contains("limits")) {
             const auto& o = l->as_object();
@@ -107,6 +118,10 @@ Config load_config(const std::filesystem::path& path) {
                     c.tenants[std::string(kv.key())] = tenant_limits(kv.value(), c.default_tenant);
         }
         if (auto* p = root.if_contains("persist_dir"); p && p->is_string()) c.persist_dir = std::string(p->as_string());
+        if (auto* m = root.if_contains("memory"); m && m->is_object()) {
+            if (auto* p = m->as_object().if_contains("path"); p && p->is_string()) c.memory_path = std::string(p->as_string());
+            take(m->as_object(), "recall_top_k", c.memory_recall_top_k);
+        }
         if (auto* s = root.if_contains("shutdown")) {
             long long ms = c.shutdown_deadline.count();
             take(s->as_object(), "deadline_ms", ms);
@@ -164,7 +179,7 @@ struct Service::Run {
     std::atomic<int> tool_calls{0};
     std::atomic<std::int64_t> prompt_tokens{0}, completion_tokens{0};
     // Set by finish(): what the handler answers with.
-    std::string outcome;  // ok, error, cancelled, deadline, shutdown
+    std::string outcome;  // ok, error, cancelled, deadline, shutdown, tenant_budget
     std::string answer;
     std::string error;
     rath::async::Lazy<void> finished;
@@ -218,41 +233,6 @@ rath::tool::FlowToolPtr word_count_tool() {
             co_return json::value(n);
         },
         {.parallel_safe = true, .blocking = false});
-}
-
-bool is_hex(std::string_view s) {
-    for (char c : s)
-        if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
-    return true;
-}
-
-// W3C trace context: "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>", ids not
-// all zero. An invalid header is ignored (a new trace starts), as the spec says.
-std::optional<std::string> valid_traceparent(std::optional<std::string_view> h) {
-    if (!h || h->size() != 55) return std::nullopt;
-    std::string_view v = *h;
-    if (v[2] != '-' || v[35] != '-' || v[52] != '-') return std::nullopt;
-    auto version = v.substr(0, 2), trace = v.substr(3, 32), parent = v.substr(36, 16), flags = v.substr(53, 2);
-    if (!is_hex(version) || version == "ff" || !is_hex(trace) || !is_hex(parent) || !is_hex(flags)) return std::nullopt;
-    if (trace == std::string(32, '0') || parent == std::string(16, '0')) return std::nullopt;
-    return std::string(v);
-}
-
-std::string random_hex(std::size_t n) {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    static const char* digits = "0123456789abcdef";
-    std::string s(n, '0');
-    while (s == std::string(n, '0'))
-        for (auto& c : s) c = digits[rng() & 15];
-    return s;
-}
-
-// A run's outgoing trace context: the incoming trace id (or a new one) with the run's
-// own span id as the parent of its LLM requests.
-std::string outgoing_traceparent(const std::optional<std::string>& incoming) {
-    const std::string trace = incoming ? incoming->substr(3, 32) : random_hex(32);
-    const std::string flags = incoming ? incoming->substr(53, 2) : "01";
-    return "00-" + trace + "-" + random_hex(16) + "-" + flags;
 }
 
 bool valid_run_id(std::string_view id) {
@@ -337,7 +317,13 @@ Service::Service(Config config, rath::async::Runtime& runtime)
     client_ = rath::llm::chat_client_for(config_.provider, co);
     auto base = std::make_shared<rath::LoopOptions>();
     base->provider = config_.provider;
-    base->tools = rath::tool::ToolSet{word_count_tool()};
+    std::vector<rath::tool::FlowToolPtr> tools{word_count_tool()};
+    if (!config_.mcp_servers.empty()) {
+        auto store = std::make_shared<rath::config::ConfigStore>(config_.config_path);
+        for (const auto& name : config_.mcp_servers)
+            for (auto& t : rath::mcp::mcp_tools_from_config(name, store)) tools.push_back(std::move(t));
+    }
+    base->tools = rath::tool::ToolSet(std::move(tools));
     base->client = client_;
     base->max_tool_rounds = config_.max_tool_rounds;
     base->runtime = &runtime;
@@ -348,9 +334,21 @@ Service::Service(Config config, rath::async::Runtime& runtime)
         base->persist_path = *config_.persist_dir / "";  // a directory: <id>.jsonl per run
     }
     base_ = std::move(base);
+    if (config_.memory_path) {
+        rath::memory::MemoryStoreSpec spec;
+        spec.options = json::object{{"path", config_.memory_path->string()}};
+        memory_ = rath::memory::make_local_memory_backend(&runtime)->open(spec)->acquire();
+        recall_ = std::make_shared<rath::flow::DefaultRecallInjection>(config_.memory_recall_top_k);
+    }
 }
 
-Service::~Service() = default;
+Service::~Service() { release_memory(); }
+
+// The last reference closes the store (its files flushed); off the io threads, so it
+// blocks until that is done.
+void Service::release_memory() {
+    if (memory_ && !memory_released_.exchange(true)) memory_->release();
+}
 
 std::size_t Service::live_runs() const {
     std::lock_guard lk(mu_);
@@ -467,23 +465,51 @@ asio::awaitable<void> Service::post_run(ServerRequest& req, ServerExchange& ex) 
     auto run = std::make_shared<Run>();
     run->tenant = tenant;
     run->stream = stream;
-    const auto incoming = valid_traceparent(req.header("traceparent"));
+    // W3C trace context: the run continues the caller's trace (a header that is not a
+    // valid traceparent is ignored and a new trace starts, as the specification says)
+    // with a span of its own, the parent of its LLM and MCP requests.
+    std::optional<std::string> incoming;
+    if (auto h = req.header("traceparent"); h && rath::is_valid_traceparent(*h)) incoming = std::string(*h);
     run->traceparent = incoming.value_or("");
-    const std::string outgoing = outgoing_traceparent(incoming);
+    const std::string outgoing = rath::child_traceparent(incoming);
     auto opt = std::make_shared<rath::LoopOptions>(*base_);
     opt->observer = std::make_shared<RunObserver>(metrics_, run);
     // The OpenAI convention for per-request headers: every model request of this run
-    // carries the trace context.
+    // carries the trace context. Its MCP tool calls read it from the run's session, as
+    // the traceparent lineage extra (rath/session/trace_context.hpp).
     opt->provider.sampling.extra_create_args["extra_headers"] = json::object{{"traceparent", outgoing}};
-    opt->lineage_extras = json::object{{"traceparent", outgoing}, {"tenant", tenant_id}};
+    opt->lineage_extras = json::object{{std::string(rath::traceparent_extra), outgoing}, {"tenant", tenant_id}};
     if (incoming) opt->lineage_extras["traceparent.incoming"] = *incoming;
+    // The budget is checked at admission against what the tenant's finished and running
+    // runs have spent so far; on its own that would let an admitted run spend any amount.
+    // The provider's budget hook (UsageMeter) bounds the run to what was left when it was
+    // admitted: the model call that crosses it ends the run (outcome tenant_budget, 429).
+    // That call's tokens are spent, and runs of one tenant admitted at once each get the
+    // same remainder, so the tenant can overshoot by at most one model call per run it
+    // had in flight.
+    if (tenant->limits.token_budget > 0) {
+        opt->provider.budget_total_tokens = std::max<std::int64_t>(0, tenant->limits.token_budget - tenant->tokens.load());
+        opt->provider.on_budget_exceeded = [](std::string_view, const rath::llm::TokenUsage&) {
+            throw rath::BudgetExceededError("the tenant's token budget is spent");
+        };
+    }
     if (stream) {
         run->pipe = std::make_shared<Pipe>(co_await asio::this_coro::executor);
         opt->on_event = [pipe = run->pipe](const rath::llm::StreamDelta& d) {
             if (auto e = delta_event(d); !e.empty()) pipe->push(e);
         };
     }
-    run->out = rath::run_session_loop(rath::Session::from_user_message(std::move(message)), agent_, std::move(opt));
+    rath::Session input = rath::Session::from_user_message(std::move(message));
+    if (memory_) {
+        // Recall never throws into the run: a failed Find gives no rows (and a warning).
+        const rath::ChunkTable rows = input.chunks();  // not pending: never waits
+        auto recalled = co_await recall_->async_inject(rows, memory_);
+        if (!recalled.empty()) {
+            for (const auto& row : rows) recalled.push_back(row);
+            input = rath::Session(rath::ChunkTable(std::span<const rath::ChunkRowPtr>(recalled)));
+        }
+    }
+    run->out = rath::run_session_loop(input, agent_, std::move(opt));
     const std::string id = run->out.id();
     {
         std::lock_guard lk(mu_);
@@ -498,7 +524,11 @@ asio::awaitable<void> Service::post_run(ServerRequest& req, ServerExchange& ex) 
         if (run->outcome == "ok") o["answer"] = run->answer;
         if (!run->error.empty()) o["error"] = run->error;
         o["usage"] = {{"prompt_tokens", run->prompt_tokens.load()}, {"completion_tokens", run->completion_tokens.load()}};
-        const int status = run->outcome == "ok" ? 200 : run->outcome == "deadline" ? 504 : run->outcome == "error" ? 502 : 503;
+        const int status = run->outcome == "ok"              ? 200
+                           : run->outcome == "deadline"      ? 504
+                           : run->outcome == "error"         ? 502
+                           : run->outcome == "tenant_budget" ? 429
+                                                             : 503;
         std::vector<HttpHeader> h{{"Content-Type", "application/json"}, {"X-Run-Id", id}};
         co_await ex.respond(status, std::move(h), json::serialize(o));
         co_return;
@@ -537,6 +567,9 @@ void Service::finish(const std::shared_ptr<Run>& run) {
     } catch (const rath::Cancelled& c) {
         run->outcome = c.reason() == rath::CancelReason::requested ? "cancelled" : rath::to_string(c.reason());
         run->error = c.what();
+    } catch (const rath::BudgetExceededError& e) {
+        run->outcome = "tenant_budget";
+        run->error = e.what();
     } catch (const std::exception& e) {
         run->outcome = "error";
         run->error = e.what();
@@ -653,6 +686,14 @@ asio::awaitable<void> Service::metrics(ServerExchange& ex) {
     if (server_) metrics_.server_connections.set({}, static_cast<double>(server_->stats().connections_open));
     metrics_.sandboxes.set({}, static_cast<double>(rath::backend::open_sandbox_count()));
     metrics_.registry_size.set({}, static_cast<double>(rath::session_registry().size()));
+    for (const auto& s : rath::mcp_call_stats()) {
+        metrics_.mcp_calls.set({s.subject, s.outcome}, static_cast<double>(s.count));
+        metrics_.mcp_call_seconds.set({s.subject, s.outcome}, s.seconds);
+    }
+    for (const auto& s : rath::memory_op_stats()) {
+        metrics_.memory_ops.set({s.subject, s.outcome}, static_cast<double>(s.count));
+        metrics_.memory_op_seconds.set({s.subject, s.outcome}, s.seconds);
+    }
     std::vector<HttpHeader> h{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}};
     co_await ex.respond(200, std::move(h), metrics_.render());
 }
@@ -670,6 +711,7 @@ std::size_t Service::drain(std::chrono::milliseconds deadline) {
     for (auto& run : left) cancelled += run->out.cancel(rath::CancelReason::shutdown) ? 1 : 0;
     const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (live_runs() > 0 && std::chrono::steady_clock::now() < grace) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    release_memory();
     return cancelled;
 }
 

@@ -12,8 +12,14 @@
 // gate), at most limits.max_queued_runs more wait in its queue, and beyond that a run
 // is refused with 503 and Retry-After before anything is allocated for it. Each tenant
 // (the tenant header; "default" without it) has its own concurrency bound and token
-// budget: beyond them, 429 with Retry-After. A client that goes away cancels its run;
+// budget: beyond them, 429 with Retry-After; a run that crosses what was left of its
+// tenant's budget when it was admitted ends after that model call, with 429 and the
+// status tenant_budget. A client that goes away cancels its run;
 // so do DELETE, the per-run deadline, and the service's shutdown.
+//
+// MCP servers (Config::mcp_servers) add their tools to every run; /metrics then counts
+// their calls (and memory operations, when the process makes any) from rath's
+// process-wide counters (rath/ops_stats.hpp).
 //
 // Thread safety: handle() runs on the runtime's io threads for many requests at once;
 // drain() runs on another thread (main, after SIGTERM).
@@ -21,8 +27,10 @@
 
 #include <rath/async/admission.hpp>
 #include <rath/async/runtime.hpp>
+#include <rath/flow/memory_inject.hpp>
 #include <rath/llm/chat_client.hpp>
 #include <rath/loop/options.hpp>
+#include <rath/memory/fwd.hpp>
 #include <rath/net/http_client.hpp>
 #include <rath/net/http_server.hpp>
 #include <rath/session.hpp>
@@ -40,6 +48,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace service {
 
@@ -54,6 +63,18 @@ struct Config {
     rath::llm::Provider provider{};
     std::string system_prompt = "You count words. Always call the word_count tool, then report its result.";
     int max_tool_rounds = 8;
+    // MCP servers whose tools every run has beside word_count (agent.mcp in the file),
+    // each an entry of the same file's mcpServers (or mcp.servers) section in the shape
+    // rath's config.json uses (rath/mcp/tools.hpp): {"command": ..., "args": [...]} or
+    // {"url": "http://host/mcp", "headers": {...}}. Their tools/call requests carry the
+    // run's traceparent.
+    std::vector<std::string> mcp_servers{};
+    std::filesystem::path config_path{};  // the file read, where the mcp entries live
+    // A local memory store ("memory": {"path": DIR, "recall_top_k": 4}): each run first
+    // recalls from it (rath's DefaultRecallInjection, the message as the query), and the
+    // loop sees the hits as untrusted user rows before the message.
+    std::optional<std::filesystem::path> memory_path{};
+    int memory_recall_top_k = 4;
     // Sized for a 2-core machine: more runs at once than the cores can carry only
     // lengthen every run, and a queue deeper than about a second of work only delays
     // the 503 that would have let the client go elsewhere (bench/service_load).
@@ -79,13 +100,15 @@ Config load_config(const std::filesystem::path& path);
 
 class Service {
 public:
+    // Connects to the configured MCP servers and lists their tools (blocking: call it
+    // off the runtime's threads); throws what that throws, naming the server.
     Service(Config config, rath::async::Runtime& runtime);
     ~Service();
 
     // The HttpServer handler.
     boost::asio::awaitable<void> handle(rath::net::ServerRequest& req, rath::net::ServerExchange& ex);
 
-    // Graceful stop, for SIGTERM: refuses new runs (503), lets running and queued runs
+    // Graceful stop, for SIGTERM: refuses new runs (503, and /healthz 503), lets running and queued runs
     // finish until `deadline`, cancels the rest (reason shutdown), and waits up to a
     // further 5 s for their answers to be handed to their clients. Returns how many it
     // cancelled. Blocks; not on an io thread.
@@ -113,6 +136,10 @@ private:
     std::shared_ptr<rath::llm::ChatClient> client_;
     std::shared_ptr<rath::async::Admission> gate_;
     std::shared_ptr<const rath::LoopOptions> base_;
+    rath::memory::MemoryStorePtr memory_;  // acquired once; released by drain() or the destructor
+    std::shared_ptr<const rath::flow::DefaultRecallInjection> recall_;
+    std::atomic<bool> memory_released_{false};
+    void release_memory();
     rath::Session agent_;
     const rath::net::HttpServer* server_ = nullptr;
 

@@ -3,6 +3,7 @@
 #include "lib/mcp/protocol.hpp"
 
 #include <rath/log.hpp>
+#include <rath/session/trace_context.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -376,6 +377,12 @@ struct Client::State : std::enable_shared_from_this<State> {
             throw McpConnectionError("MCP server " + description + " is disconnected: " + closed_reason);
         if (phase != Phase::ready && !(phase == Phase::connecting && method == "initialize"))
             throw McpConnectionError("MCP server " + description + " is not connected (call async_connect first)");
+        if (opts.traceparent && is_valid_traceparent(*opts.traceparent) && (!params || params->is_object())) {
+            if (!params) params = json::object{};
+            auto& meta = params->get_object()["_meta"];
+            if (!meta.is_object()) meta = json::object{};
+            meta.get_object()["traceparent"] = *opts.traceparent;
+        }
         const bool progress = static_cast<bool>(opts.on_progress) || static_cast<bool>(options.on_event);
         auto out = protocol.request(method, std::move(params), progress && method != "initialize");
         auto w = std::make_shared<Waiter>(*strand());

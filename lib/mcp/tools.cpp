@@ -1,5 +1,6 @@
 #include <rath/mcp/tools.hpp>
 
+#include "lib/ops_stats_record.hpp"
 #include "lib/text/utf8.hpp"
 
 #include <rath/async/block_on.hpp>
@@ -12,12 +13,17 @@
 #include <rath/mcp/http_transport.hpp>
 #include <rath/net/http_client.hpp>
 #include <rath/session.hpp>
+#include <rath/session/trace_context.hpp>
 #include <rath/tool/serialize.hpp>
 
+#include <boost/asio/error.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
 #include <mutex>
 
 namespace rath::mcp {
@@ -230,8 +236,43 @@ asio::awaitable<std::vector<ToolInfo>> McpServer::async_list_tools() {
     co_return co_await c->async_list_tools();
 }
 
+namespace {
+
+// The outcome names of rath/ops_stats.hpp for a call that threw.
+std::string_view failure_outcome(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(std::move(e));
+    } catch (const McpTimeoutError&) {
+        return "timeout";
+    } catch (const rath::Cancelled&) {
+        return "cancelled";
+    } catch (const boost::system::system_error& s) {
+        return s.code() == asio::error::operation_aborted ? "cancelled" : "error";
+    } catch (...) {
+        return "error";
+    }
+}
+
+}  // namespace
+
 asio::awaitable<CallToolResult> McpServer::async_call_tool(std::string name, json::object arguments,
                                                            CallOptions call) {
+    // Counted for the process's metrics (rath/ops_stats.hpp), connecting included.
+    const auto started = std::chrono::steady_clock::now();
+    std::exception_ptr failure;
+    try {
+        auto op = call_tool(std::move(name), std::move(arguments), std::move(call));
+        CallToolResult r = co_await std::move(op);
+        detail::record_mcp_call(options_.name, r.is_error ? "tool_error" : "ok", std::chrono::steady_clock::now() - started);
+        co_return r;
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    detail::record_mcp_call(options_.name, failure_outcome(failure), std::chrono::steady_clock::now() - started);
+    std::rethrow_exception(failure);
+}
+
+asio::awaitable<CallToolResult> McpServer::call_tool(std::string name, json::object arguments, CallOptions call) {
     auto impl = impl_;
     if (!call.timeout) call.timeout = options_.call_timeout;
     if (options_.per_call) {
@@ -299,7 +340,7 @@ public:
         return "mcp:" + server_->options().name + ":" + std::to_string(reinterpret_cast<std::uintptr_t>(server_.get()));
     }
 
-    asio::awaitable<tool::ToolReturn> async_call(Session, json::object arguments) override {
+    asio::awaitable<tool::ToolReturn> async_call(Session session, json::object arguments) override {
         const auto& o = server_->options();
         if (info_.schema_error)
             throw McpProtocolError("MCP tool '" + info_.name + "' of server '" + o.name +
@@ -308,6 +349,8 @@ public:
         // ten times call_timeout): a long call that reports progress is alive.
         CallOptions call;
         call.on_progress = [](const ProgressEvent&) {};
+        // The run's trace context goes with the call (params._meta, and the HTTP header).
+        call.traceparent = session_traceparent(session);
         auto op = server_->async_call_tool(info_.name, std::move(arguments), std::move(call));
         CallToolResult r = co_await std::move(op);
         co_return tool_result_row(r, o.name, info_.name, o.max_output_chars);

@@ -1,10 +1,14 @@
 // examples/13_agent_service as a real process against rath's fake LLM server: every
-// route, cancellation by a dropped client and by DELETE, 503 under overload, 429 for
-// a tenant, and a SIGTERM that drains, cancels and exits 0.
+// route, cancellation by a dropped client, by DELETE and by the run deadline, 503 under
+// overload, 429 for a tenant's concurrency and token budget, the traceparent reaching
+// the LLM and an MCP server, MCP metrics, and a SIGTERM that drains (503 meanwhile),
+// cancels and exits 0.
 #include "fake_llm/http_client.hpp"
+#include "mcp/http_test_server.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/fake_llm/server.hpp>
+#include <rath/memory.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -157,18 +161,28 @@ private:
     std::string seen_;
 };
 
+// The fake LLM of a fixture: 5 ms per answer unless told otherwise, and it keeps the
+// traceparent field of every request it reads.
+rath::fake_llm::ServerOptions recording(rath::fake_llm::ServerOptions o) {
+    o.record_headers = {"traceparent"};
+    return o;
+}
+
 struct Fixture {
+    // `extra` is more top-level keys of the service's config.json ("k": v, ...).
     explicit Fixture(const std::string& limits = R"({"max_concurrent_runs": 64, "max_queued_runs": 64})",
-                     long shutdown_ms = 10000)
-        : llm({.latency = 5ms}) {
+                     long shutdown_ms = 10000, const std::string& extra = {},
+                     rath::fake_llm::ServerOptions llm_options = {.latency = 5ms})
+        : llm(recording(std::move(llm_options))) {
         llm.start();
         persist = dir.path() / "runs";
         std::ofstream(dir.path() / "config.json") << R"({
   "provider": {"kind": "openai", "api_key": "sk-fake-local", "model": "fake-model"},
   "limits": )" << limits << R"(,
-  "tenants": {"header": "x-tenant", "overrides": {"trial": {"max_concurrent_runs": 1, "token_budget": 1000000}}},
+  "tenants": {"header": "x-tenant", "overrides": {"trial": {"max_concurrent_runs": 1, "token_budget": 1000000},
+                                                  "small": {"token_budget": 30}}},
   "persist_dir": ")" << persist.string() << R"(",
-  "shutdown": {"deadline_ms": )" << shutdown_ms << R"(}
+  "shutdown": {"deadline_ms": )" << shutdown_ms << R"(})" << (extra.empty() ? "" : ",\n  " + extra) << R"(
 })";
         log = dir.path() / "service.log";
         service.emplace(dir.path() / "config.json", llm.base_url(), log);
@@ -222,6 +236,13 @@ TEST_CASE("a run answers with the agent's answer; GET, /healthz and /metrics rep
     const std::string out(extras.at("traceparent").as_string());
     CHECK(out.substr(0, 36) == tp.substr(0, 36));
     CHECK(out.substr(36, 16) != tp.substr(36, 16));
+    // Both model requests of the run reached the LLM server with the run's traceparent.
+    const auto seen = f.llm.recorded_requests();
+    REQUIRE(seen.size() == 2);
+    for (const auto& rec : seen) {
+        CHECK(rec.target == "/v1/chat/completions");
+        CHECK(rec.header("traceparent") == std::optional<std::string>(out));
+    }
 
     auto health = c.get("/healthz");
     CHECK(health.status == 200);
@@ -237,6 +258,9 @@ TEST_CASE("a run answers with the agent's answer; GET, /healthz and /metrics rep
     CHECK(m.body.find("rath_http_pool_connections ") != std::string::npos);
     CHECK(m.body.find("rath_sandboxes_open ") != std::string::npos);
     CHECK(m.body.find("process_resident_memory_bytes ") != std::string::npos);
+    // No MCP server and no memory store: their families are left out.
+    CHECK(m.body.find("rath_mcp_calls_total") == std::string::npos);
+    CHECK(m.body.find("rath_memory_ops_total") == std::string::npos);
     // One JSON log line per run, through the project's logger.
     CHECK(eventually([&] { return read_file(f.log).find("\"event\":\"run\",\"id\":\"" + id + "\"") != std::string::npos; }));
 
@@ -332,7 +356,7 @@ TEST_CASE("beyond its concurrent runs and its queue the service answers 503 with
     CHECK(second.headers.count("retry-after") == 1);
 }
 
-TEST_CASE("SIGTERM stops accepting, cancels what outlives the deadline, flushes its record and exits 0") {
+TEST_CASE("SIGTERM stops admitting runs, cancels what outlives the deadline, flushes its record and exits 0") {
     Fixture f(R"({"max_concurrent_runs": 8, "max_queued_runs": 8})", 300);
     f.llm.set_latency(30s);
     StreamClient s(f.service->port(), "please count the words of session 5");
@@ -346,6 +370,155 @@ TEST_CASE("SIGTERM stops accepting, cancels what outlives the deadline, flushes 
     CHECK(std::chrono::steady_clock::now() - t0 < 8s);
     // The record on disk is the partial file with the user row.
     CHECK(std::filesystem::exists(f.persist / (id + ".jsonl.__partial__")));
+}
+
+TEST_CASE("a run's MCP tool calls carry its traceparent to the MCP server, and /metrics counts them by server and outcome") {
+    rath::test::McpHttpTestServer mcp({.get_stream = false});
+    Fixture f(R"({"max_concurrent_runs": 8, "max_queued_runs": 8})", 10000,
+              R"("agent": {"mcp": ["tools"]}, "mcpServers": {"tools": {"url": ")" + mcp.url() + R"("}})",
+              {.latency = 5ms,
+               .mode = rath::fake_llm::Mode::script,
+               .script = R"({"rules": [
+                 {"match": {"role": "user"}, "respond": {"tool_calls": [{"name": "echo", "arguments": {"text": "{{last}}"}}]}},
+                 {"match": {"role": "tool"}, "respond": {"text": "The tool said: {{last}}"}}]})"});
+    HttpClient c(f.service->port());
+    const std::string tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    auto r = c.post("/v1/runs", R"({"message": "echo this"})", {{"traceparent", tp}});
+    REQUIRE(r.status == 200);
+    auto body = json::parse(r.body);
+    CHECK(std::string(body.at("answer").as_string()).find("The tool said: ") == 0);
+    const std::string id(body.at("id").as_string());
+    const std::string out(f.get_json("/v1/runs/" + id).at("lineage_extras").at("traceparent").as_string());
+    CHECK(out.substr(0, 36) == tp.substr(0, 36));
+
+    auto calls = mcp.rpc("tools/call");
+    REQUIRE(calls.size() == 1);
+    CHECK(calls[0].header("traceparent") == out);
+    CHECK(json::parse(calls[0].body).at("params").at("_meta").at("traceparent").as_string() == out);
+    for (const auto& rec : f.llm.recorded_requests()) CHECK(rec.header("traceparent") == std::optional<std::string>(out));
+
+    auto m = c.get("/metrics");
+    CHECK(m.body.find("# TYPE rath_mcp_calls_total counter\nrath_mcp_calls_total{server=\"tools\",outcome=\"ok\"} 1\n") !=
+          std::string::npos);
+    CHECK(m.body.find("rath_mcp_call_seconds_total{server=\"tools\",outcome=\"ok\"} ") != std::string::npos);
+    CHECK(m.body.find("rath_tool_calls_total{tool=\"echo\",outcome=\"ok\"} 1\n") != std::string::npos);
+    CHECK(m.body.find("rath_memory_ops_total") == std::string::npos);
+}
+
+TEST_CASE("a tenant's token budget stops the run that crosses it after that model call (429, tenant_budget), "
+          "and refuses the tenant's next run") {
+    Fixture f;
+    HttpClient c(f.service->port());
+    // The tenant "small" may spend 30 tokens; the run's first model call alone spends more.
+    auto r = c.post("/v1/runs", R"({"message": "please count the words of session 6"})", {{"x-tenant", "small"}});
+    CHECK(r.status == 429);
+    auto body = json::parse(r.body);
+    CHECK(body.at("status").as_string() == "tenant_budget");
+    const auto& usage = body.at("usage");
+    CHECK(usage.at("prompt_tokens").to_number<int>() + usage.at("completion_tokens").to_number<int>() > 30);
+    CHECK(f.llm.stats().requests == 1);  // no second model call
+    const std::string id(body.at("id").as_string());
+    auto run = f.get_json("/v1/runs/" + id);
+    CHECK(run.at("status").as_string() == "tenant_budget");
+    CHECK(run.at("persisted").as_string() == "partial");
+    CHECK(run.at("transcript").as_array().size() == 1);  // the user row; the crossing answer is not appended
+
+    auto refused = c.post("/v1/runs", R"({"message": "another"})", {{"x-tenant", "small"}});
+    CHECK(refused.status == 429);
+    CHECK(refused.headers.count("retry-after") == 1);
+    CHECK(refused.body.find("budget") != std::string::npos);
+    CHECK(f.llm.stats().requests == 1);
+    // Other tenants are not affected.
+    CHECK(c.post("/v1/runs", R"({"message": "please count the words of session 7"})").status == 200);
+    auto m = c.get("/metrics");
+    CHECK(m.body.find("rath_service_runs_rejected_total{reason=\"tenant_budget\"} 1\n") != std::string::npos);
+    CHECK(m.body.find("rath_service_runs_finished_total{outcome=\"tenant_budget\"} 1\n") != std::string::npos);
+}
+
+TEST_CASE("a run past its deadline answers 504, its in-flight LLM request is aborted and its record is consistent") {
+    Fixture f(R"({"max_concurrent_runs": 8, "max_queued_runs": 8, "run_timeout_ms": 300})", 10000, {},
+              {.latency = 2s});
+    HttpClient c(f.service->port());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = c.post("/v1/runs", R"({"message": "please count the words of session 8"})");
+    CHECK(std::chrono::steady_clock::now() - t0 < 1500ms);  // not held until the LLM answers
+    CHECK(r.status == 504);
+    auto body = json::parse(r.body);
+    CHECK(body.at("status").as_string() == "deadline");
+    const std::string id(body.at("id").as_string());
+    // The request was aborted: the service closed its connection rather than wait for
+    // an answer nobody reads (a connection kept for the pool would stay open).
+    CHECK(eventually([&] { return f.llm.stats().connections == 0 && f.llm.stats().in_flight == 0; }));
+    CHECK(f.llm.stats().connections_total == 1);
+    auto run = f.get_json("/v1/runs/" + id);
+    CHECK(run.at("status").as_string() == "deadline");
+    CHECK(run.at("persisted").as_string() == "partial");
+    auto& rows = run.at("transcript").as_array();
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].at("kind").as_string() == "user");
+    CHECK(run.at("lineage_extras").as_object().contains("traceparent"));
+    CHECK(c.get("/metrics").body.find("rath_service_runs_finished_total{outcome=\"deadline\"} 1\n") != std::string::npos);
+}
+
+TEST_CASE("while SIGTERM drains, /healthz and new runs get 503 and a run that ends within the deadline answers 200; "
+          "then connections are refused") {
+    // Two model calls of 1 s: the run is still going while the test knocks, and ends
+    // well within the 8 s deadline.
+    Fixture f(R"({"max_concurrent_runs": 8, "max_queued_runs": 8})", 8000, {}, {.latency = 1s});
+    rath::fake_llm::test::HttpResponse finished;
+    std::thread client([&] {
+        HttpClient c(f.service->port());
+        finished = c.post("/v1/runs", R"({"message": "please count the words of session 9"})");
+    });
+    REQUIRE(eventually([&] { return f.llm.stats().in_flight == 1; }));
+    f.service->signal(SIGTERM);
+    CHECK(eventually([&] { return HttpClient(f.service->port()).get("/healthz").status == 503; }));
+    HttpClient late(f.service->port());
+    auto h = late.get("/healthz");
+    CHECK(h.body == "draining\n");
+    auto refused = late.post("/v1/runs", R"({"message": "too late"})");
+    CHECK(refused.status == 503);
+    CHECK(refused.headers.count("retry-after") == 1);
+    CHECK(late.get("/metrics").body.find("rath_service_runs_rejected_total{reason=\"shutting_down\"} 1\n") !=
+          std::string::npos);
+    client.join();
+    CHECK(finished.status == 200);
+    CHECK(json::parse(finished.body).at("answer").as_string() == "done: 7");
+    CHECK(f.service->wait_exit(10s) == 0);
+    CHECK_THROWS(HttpClient(f.service->port()));
+    CHECK(f.llm.stats().requests == 2);
+}
+
+TEST_CASE("with a memory store each run recalls from it first, and /metrics counts the memory operations") {
+    rath::test::TempDir memory_dir;
+    {
+        // A note written before the service starts, by this process, in the store's files.
+        rath::memory::MemoryStoreSpec spec;
+        spec.options = json::object{{"path", memory_dir.path().string()}};
+        auto backend = rath::memory::make_local_memory_backend();
+        auto store = backend->open(spec);
+        rath::memory::OpWrite note{"memory://user/memories/habits/words", "The user often asks to count the words of a session."};
+        note.wait = true;
+        auto written = store->dispatch(note);
+        REQUIRE(std::holds_alternative<rath::memory::WriteResult>(written));
+        backend->close(store);
+    }
+    Fixture f(R"({"max_concurrent_runs": 8, "max_queued_runs": 8})", 10000,
+              R"("memory": {"path": ")" + memory_dir.path().string() + R"(", "recall_top_k": 2})");
+    HttpClient c(f.service->port());
+    auto r = c.post("/v1/runs", R"({"message": "please count the words of session 10"})");
+    REQUIRE(r.status == 200);
+    auto body = json::parse(r.body);
+    CHECK(body.at("answer").as_string() == "done: 7");
+    auto run = f.get_json("/v1/runs/" + std::string(body.at("id").as_string()));
+    auto& rows = run.at("transcript").as_array();
+    REQUIRE(rows.size() == 5);  // the recalled note, then user, tool call, tool result, answer
+    CHECK(rows[0].at("kind").as_string() == "user");
+    CHECK(std::string(rows[0].at("content").as_string()).find("[untrusted memory:memory://user/memories/habits/words]") == 0);
+    auto m = c.get("/metrics");
+    CHECK(m.body.find("rath_memory_ops_total{op=\"find\",outcome=\"ok\"} 1\n") != std::string::npos);
+    CHECK(m.body.find("rath_memory_op_seconds_total{op=\"find\",outcome=\"ok\"} ") != std::string::npos);
+    CHECK(m.body.find("rath_mcp_calls_total") == std::string::npos);
 }
 
 }  // TEST_SUITE

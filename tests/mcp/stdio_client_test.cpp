@@ -93,7 +93,7 @@ TEST_CASE("a stdio server is initialized, its tools listed across pages and call
         CO_CHECK(init.instructions == std::optional<std::string>("test server"));
         CO_CHECK(client.connected());
         auto tools = co_await client.async_list_tools();
-        CO_CHECK(tools.size() == 17);  // four pages of five and one of two
+        CO_CHECK(tools.size() == 18);  // three pages of five and one of three
         CO_CHECK(tools.front().name == "echo");
         CO_CHECK(tools.back().name == "peak_slow");
         CO_CHECK(tools.front().input_schema.at("required").as_array().size() == 1);
@@ -309,10 +309,10 @@ TEST_CASE("tools/list_changed makes the next listing ask the server again") {
     auto body = [&]() -> asio::awaitable<void> {
         (void)co_await client.async_connect();
         auto first = co_await client.async_list_tools();
-        CO_CHECK(first.size() == 17);
+        CO_CHECK(first.size() == 18);
         (void)co_await client.async_call_tool("change_tools", json::object());
         auto tools = co_await client.async_list_tools();
-        CO_CHECK(tools.size() == 18);
+        CO_CHECK(tools.size() == 19);
         CO_CHECK(tools.back().name == "extra");
         co_await client.async_close();
     };
@@ -393,11 +393,11 @@ TEST_CASE("misbehaving servers fail clearly and leave a healthy server's session
         Client schemas(test_server(args("--mode bad-schema")));
         (void)co_await schemas.async_connect();
         auto tools = co_await schemas.async_list_tools();
-        CO_REQUIRE(tools.size() == 19);
-        CO_CHECK(tools[17].name == "bad_type");
-        CO_CHECK(tools[17].schema_error == std::optional<std::string>(
+        CO_REQUIRE(tools.size() == 20);
+        CO_CHECK(tools[18].name == "bad_type");
+        CO_CHECK(tools[18].schema_error == std::optional<std::string>(
                                             R"(inputSchema.properties.x.type "nonsense" is not a JSON Schema type)"));
-        CO_CHECK(tools[18].schema_error.has_value());
+        CO_CHECK(tools[19].schema_error.has_value());
         CO_CHECK_FALSE(tools[0].schema_error.has_value());
         co_await schemas.async_close();
         co_await healthy.async_close();

@@ -1,20 +1,28 @@
 // MCP servers as rath tools: result rows, the shared connection and its restart,
 // per-call timeouts, lanes, config shapes.
+#include "mcp/http_test_server.hpp"
 #include "support/temp_dir.hpp"
 
 #include <rath/async/block_on.hpp>
 #include <rath/async/runtime.hpp>
 #include <rath/config/store.hpp>
+#include <rath/fake_llm/server.hpp>
+#include <rath/loop/session_loop.hpp>
 #include <rath/mcp/server.hpp>
 #include <rath/mcp/server_http.hpp>
+#include <rath/mcp/http_transport.hpp>
 #include <rath/mcp/tools.hpp>
+#include <rath/net/http_client.hpp>
+#include <rath/ops_stats.hpp>
 #include <rath/session.hpp>
+#include <rath/session/trace_context.hpp>
 #include <rath/tool/dispatch.hpp>
 
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -40,6 +48,13 @@ rath::tool::FlowToolPtr find(const std::vector<rath::tool::FlowToolPtr>& tools, 
         if (t->name() == name) return t;
     FAIL("no tool " << name);
     return nullptr;
+}
+
+// The calls counted for `server` with `outcome` in the process's MCP stats.
+std::uint64_t mcp_calls(const std::string& server, const std::string& outcome) {
+    for (const auto& s : rath::mcp_call_stats())
+        if (s.subject == server && s.outcome == outcome) return s.count;
+    return 0;
 }
 
 CallToolResult result_of(const std::string& text) {
@@ -88,7 +103,7 @@ TEST_CASE("a server's tools dispatch through one shared connection, with rows, t
     opts.call_timeout = 300ms;
     auto server = McpServer::create(opts);
     auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
-    REQUIRE(tools.size() == 19);
+    REQUIRE(tools.size() == 20);
     rath::Session s;
     auto echo = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"hi"})"));
     CHECK_FALSE(echo.failed);
@@ -227,7 +242,7 @@ TEST_CASE("mcp_tools_from_config starts the named server and its tools work") {
     }
     auto store = std::make_shared<rath::config::ConfigStore>(path);
     auto tools = rath::async::block_on(async_mcp_tools_from_config("local", store));
-    CHECK(tools.size() == 17);
+    CHECK(tools.size() == 18);
     rath::Session s;
     auto r = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"from config"})"));
     CHECK(json::parse(r.content) == json::parse(R"({"text":"from config"})"));
@@ -321,5 +336,96 @@ TEST_CASE("a tool's large text output is cut at max_output_chars with a marker")
     CHECK_FALSE(r.failed);
     auto text = std::string(json::parse(r.content).at("text").as_string());
     CHECK(text == std::string(1000, 'b') + "...(truncated)");
+    rath::async::block_on(server->async_close());
+}
+
+TEST_CASE("a tool called for a session with a trace context sends it as params._meta.traceparent over stdio; an "
+          "invalid one is not sent; every call is counted by server and outcome") {
+    auto opts = test_server();
+    opts.name = "trace-stdio";
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    const std::string tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    rath::Session traced;
+    traced.add_lineage_extra(std::string(rath::traceparent_extra), json::value(tp));
+    auto r = rath::tool::dispatch_flow_tool(traced, find(tools, "meta"), json::object());
+    REQUIRE_FALSE(r.failed);
+    auto meta = json::parse(std::string(json::parse(r.content).at("text").as_string())).as_object();
+    CHECK(meta.at("traceparent").as_string() == tp);
+    CHECK(meta.contains("progressToken"));  // the tool wrapper's own _meta field stays
+
+    rath::Session forged;  // a value that is no traceparent (a header injection, say) is dropped
+    forged.add_lineage_extra("traceparent", json::value("00-x\r\nX-Evil: 1"));
+    auto f = rath::tool::dispatch_flow_tool(forged, find(tools, "meta"), json::object());
+    auto forged_meta = json::parse(std::string(json::parse(f.content).at("text").as_string())).as_object();
+    CHECK_FALSE(forged_meta.contains("traceparent"));
+
+    auto failed = rath::tool::dispatch_flow_tool(traced, find(tools, "fail"), json::object());
+    CHECK(failed.failed);
+    CHECK(mcp_calls("trace-stdio", "ok") == 2);
+    CHECK(mcp_calls("trace-stdio", "tool_error") == 1);
+    auto stats = rath::mcp_call_stats();
+    auto it = std::find_if(stats.begin(), stats.end(), [](const auto& s) { return s.subject == "trace-stdio"; });
+    REQUIRE(it != stats.end());
+    CHECK(it->seconds > 0);
+    rath::async::block_on(server->async_close());
+}
+
+TEST_CASE("over Streamable HTTP the trace context of the calling session is the POST's traceparent header and "
+          "its params._meta.traceparent") {
+    rath::test::McpHttpTestServer http({.get_stream = false});
+    McpServerOptions opts;
+    opts.name = "trace-http";
+    opts.transport = [url = http.url()] {
+        return std::make_unique<StreamableHttpTransport>(
+            rath::net::HttpClient(rath::async::Runtime::default_runtime()), StreamableHttpClientOptions{.url = url});
+    };
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    const std::string tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    rath::Session traced;
+    traced.add_lineage_extra("traceparent", json::value(tp));
+    auto r = rath::tool::dispatch_flow_tool(traced, find(tools, "echo"), J(R"({"x":1})"));
+    CHECK_FALSE(r.failed);
+    rath::Session untraced;
+    (void)rath::tool::dispatch_flow_tool(untraced, find(tools, "echo"), J(R"({"x":2})"));
+
+    auto calls = http.rpc("tools/call");
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].header("traceparent") == tp);
+    CHECK(json::parse(calls[0].body).at("params").at("_meta").at("traceparent").as_string() == tp);
+    CHECK(calls[1].header("traceparent").empty());
+    CHECK_FALSE(json::parse(calls[1].body).at("params").at("_meta").as_object().contains("traceparent"));
+    // Only the call carries it: the session's own requests belong to no run.
+    for (const auto& rec : http.rpc("initialize")) CHECK(rec.header("traceparent").empty());
+    CHECK(mcp_calls("trace-http", "ok") == 2);
+    rath::async::block_on(server->async_close());
+}
+
+TEST_CASE("an agent run's traceparent lineage extra reaches its MCP tool calls over stdio") {
+    rath::fake_llm::Server llm({.mode = rath::fake_llm::Mode::script,
+                                .script = R"({"rules": [
+                                  {"match": {"role": "user"}, "respond": {"tool_calls": [{"name": "meta", "arguments": {}}]}},
+                                  {"match": {"role": "tool"}, "respond": {"text": "meta: {{last}}"}}]})"});
+    llm.start();
+    auto opts = test_server();
+    opts.name = "trace-loop";
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    const std::string tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+    rath::LoopOptions lo;
+    lo.provider.base_url = llm.base_url();
+    lo.provider.api_key = "sk-fake";
+    lo.provider.model = "fake-model";
+    lo.tools = rath::tool::ToolSet(tools);
+    lo.lineage_extras = json::object{{"traceparent", tp}};
+    const auto out = rath::run_session_loop(rath::Session::from_user_message("show the meta"),
+                                            rath::Session::from_agent_prompt("Use your tools."), std::move(lo));
+    const auto rows = out.chunks();
+    REQUIRE(rows.size() == 4);  // user, tool call, tool result, answer
+    CHECK(rath::session_traceparent(out) == std::optional<std::string>(tp));
+    const auto result = json::parse(std::string(rows[2]->payload().at("content").as_string()));
+    const auto meta = json::parse(std::string(result.at("text").as_string()));
+    CHECK(meta.at("traceparent").as_string() == tp);
     rath::async::block_on(server->async_close());
 }

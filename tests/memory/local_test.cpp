@@ -6,6 +6,7 @@
 #include "tests/support/env.hpp"
 
 #include <rath/async/runtime.hpp>
+#include <rath/ops_stats.hpp>
 
 #include <fstream>
 #include <iterator>
@@ -35,6 +36,13 @@ struct Fixture {
     ~Fixture() { backend->close(store); }
     MemoryResult run(MemoryOp op) { return store->dispatch(std::move(op)); }
 };
+
+// What the process has counted for one memory op and outcome (rath/ops_stats.hpp).
+std::uint64_t memory_ops(const std::string& op, const std::string& outcome) {
+    for (const auto& s : rath::memory_op_stats())
+        if (s.subject == op && s.outcome == outcome) return s.count;
+    return 0;
+}
 
 }  // namespace
 
@@ -250,4 +258,22 @@ TEST_CASE("the persistence helpers list canonical uuid stores and prune old ones
     fs::last_write_time(reg.local_path(id), fs::file_time_type::clock::now() - std::chrono::hours(48));
     CHECK(reg.prune_local(std::chrono::hours(1)) == std::vector<std::string>{id});
     CHECK_FALSE(reg.delete_local(id));
+}
+
+TEST_CASE("every operation on a store is counted by op and outcome for the process's metrics") {
+    // Other tests of this process count too: the deltas are what this one did.
+    const auto writes = memory_ops("write", "ok"), reads = memory_ops("read", "ok"),
+               missing = memory_ops("read", "failure"), closed = memory_ops("find", "error");
+    {
+        Fixture f;
+        (void)expect<WriteResult>(f.run(OpWrite{"memory://user/counted", "one note"}));
+        (void)expect<ReadResult>(f.run(OpRead{"memory://user/counted"}));
+        expect_failure(f.run(OpRead{"memory://user/not-there"}), FailureKind::not_found);
+        f.backend->close(f.store);
+        CHECK_THROWS_AS((void)f.run(OpFind{"note"}), MemoryStoreClosed);
+    }
+    CHECK(memory_ops("write", "ok") == writes + 1);
+    CHECK(memory_ops("read", "ok") == reads + 1);
+    CHECK(memory_ops("read", "failure") == missing + 1);
+    CHECK(memory_ops("find", "error") == closed + 1);
 }

@@ -89,7 +89,9 @@ struct LoopOptions {
     std::shared_ptr<LoopObserver> observer{};
     // Recorded in each output session's lineage extras when the run is created, before
     // anything is persisted (so the file's header has them): what a service ties a run
-    // to, such as the W3C traceparent of the request that started it.
+    // to, such as the W3C traceparent of the request that started it. A valid
+    // "traceparent" here is the run's trace context: its MCP tool calls send it on
+    // (rath/session/trace_context.hpp).
     boost::json::object lineage_extras{};
 };
 

@@ -100,6 +100,11 @@ struct CallOptions {
     // max_timeout after the request was sent (default: ten times the timeout).
     bool progress_extends_timeout = true;
     std::optional<std::chrono::milliseconds> max_timeout{};
+    // The W3C trace context of the caller (rath/session/trace_context.hpp): sent as
+    // params._meta.traceparent (the field MCP tracing proposals use), and by the
+    // Streamable HTTP transport also as the request's traceparent header. A value that
+    // is not a valid traceparent is not sent; params that are an array get none.
+    std::optional<std::string> traceparent{};
 };
 
 class Client {

@@ -18,6 +18,11 @@
 // Text beyond max_output_chars code points is cut and "...(truncated)" appended, as the
 // built-in file read does.
 //
+// Tracing: a tool called for a session with a trace context (its traceparent lineage
+// extra, rath/session/trace_context.hpp) sends it with the call (CallOptions::
+// traceparent: params._meta.traceparent, and the traceparent header over Streamable
+// HTTP). Every call through McpServer is counted in rath::mcp_call_stats().
+//
 // Thread safety: McpServer and the tools may be used from any thread and any session at
 // once. Cancellation: a cancelled tool call sends notifications/cancelled for its
 // request and ends with operation_aborted, which the dispatcher passes on. Errors: see
@@ -79,6 +84,7 @@ public:
     [[nodiscard]] const McpServerOptions& options() const noexcept { return options_; }
     // Connects when needed (or starts a new process per call with per_call).
     [[nodiscard]] boost::asio::awaitable<std::vector<ToolInfo>> async_list_tools();
+    // Counted in rath::mcp_call_stats() (rath/ops_stats.hpp) under the server's name.
     [[nodiscard]] boost::asio::awaitable<CallToolResult> async_call_tool(std::string name, boost::json::object arguments,
                                                                          CallOptions options);
     // Closes the shared connection; a later call connects again.
@@ -90,6 +96,8 @@ public:
 
 private:
     explicit McpServer(McpServerOptions options);
+    [[nodiscard]] boost::asio::awaitable<CallToolResult> call_tool(std::string name, boost::json::object arguments,
+                                                                   CallOptions options);
     McpServerOptions options_;
     std::shared_ptr<Impl> impl_;
 };

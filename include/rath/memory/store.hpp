@@ -51,6 +51,7 @@ public:
     // elsewhere it blocks and a failure is thrown.
     void release();
 
+    // Each operation is counted in rath::memory_op_stats() (rath/ops_stats.hpp).
     [[nodiscard]] boost::asio::awaitable<MemoryResult> async_dispatch(MemoryOp op);
     [[nodiscard]] MemoryResult dispatch(MemoryOp op);
 

@@ -10,6 +10,7 @@
 #include <rath/mcp/jsonrpc.hpp>
 #include <rath/mcp/oauth.hpp>
 #include <rath/net/sse.hpp>
+#include <rath/session/trace_context.hpp>
 
 #include "lib/mcp/http/oauth_wire.hpp"
 
@@ -181,8 +182,11 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
     }
 
     // A POST of one message (or batch) with the session's fields.
-    asio::awaitable<net::HttpRequest> make_post(const std::string& body, std::optional<std::string>& sent_auth) {
+    // `traceparent` (valid or empty) goes out as the W3C header.
+    asio::awaitable<net::HttpRequest> make_post(const std::string& body, std::optional<std::string>& sent_auth,
+                                                const std::string& traceparent = {}) {
         auto req = co_await make_request("POST", sent_auth);
+        if (!traceparent.empty()) req.headers.push_back({"traceparent", traceparent});
         req.headers.push_back({"Content-Type", "application/json"});
         req.headers.push_back({"Accept", "application/json, text/event-stream"});
         req.body = body;
@@ -385,7 +389,8 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
 
     // One message POSTed and its answer handled (2025-11-25 "Sending Messages to the
     // Server"). Requests' responses are delivered; throws when the exchange fails.
-    asio::awaitable<void> exchange(std::string body, std::vector<jsonrpc::Id> ids, bool is_initialize) {
+    asio::awaitable<void> exchange(std::string body, std::vector<jsonrpc::Id> ids, bool is_initialize,
+                                   std::string traceparent = {}) {
         int auth_attempt = 0;
         bool reinitialized = false;
         for (;;) {
@@ -397,7 +402,7 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
                 gen = session_gen;
                 had_session = !session_id.empty();
             }
-            auto req = co_await make_post(body, sent_auth);
+            auto req = co_await make_post(body, sent_auth, traceparent);
             net::HttpResponse resp;
             Cursor cursor;
             std::size_t events = 0;
@@ -450,9 +455,10 @@ struct StreamableHttpTransport::State : std::enable_shared_from_this<State> {
         }
     }
 
-    asio::awaitable<void> exchange_request(std::string body, std::vector<jsonrpc::Id> ids, bool is_initialize) {
+    asio::awaitable<void> exchange_request(std::string body, std::vector<jsonrpc::Id> ids, bool is_initialize,
+                                           std::string traceparent) {
         try {
-            co_await exchange(std::move(body), ids, is_initialize);
+            co_await exchange(std::move(body), ids, is_initialize, std::move(traceparent));
         } catch (const async::CancelledError&) {
             throw;
         } catch (const std::exception& e) {
@@ -564,10 +570,19 @@ asio::awaitable<void> StreamableHttpTransport::async_send(std::string message) {
     std::vector<jsonrpc::Id> ids;
     bool is_initialize = false;
     bool is_initialized = false;
+    // The caller's trace context (Client: CallOptions::traceparent) rides in the
+    // request's params._meta; HTTP carries it as the W3C header as well, so that the
+    // server's HTTP layer (proxies, tracing middleware) sees it. The first one of a batch.
+    std::string traceparent;
     for (const auto& m : parsed.messages) {
         if (const auto* r = std::get_if<jsonrpc::Request>(&m)) {
             ids.push_back(r->id);
             is_initialize = is_initialize || r->method == "initialize";
+            if (traceparent.empty() && r->params && r->params->is_object())
+                if (const auto* meta = r->params->get_object().if_contains("_meta"); meta && meta->is_object())
+                    if (const auto* tp = meta->get_object().if_contains("traceparent");
+                        tp && tp->is_string() && is_valid_traceparent(tp->get_string()))
+                        traceparent = std::string(tp->get_string());
         } else if (const auto* n = std::get_if<jsonrpc::Notification>(&m)) {
             is_initialized = is_initialized || n->method == "notifications/initialized";
         }
@@ -580,8 +595,9 @@ asio::awaitable<void> StreamableHttpTransport::async_send(std::string message) {
     if (!ids.empty()) {
         // The answer may be a long SSE stream: it is read in the background so that the
         // client's other messages go out meanwhile.
-        st->spawn([st, message = std::move(message), ids = std::move(ids), is_initialize]() mutable {
-            return st->exchange_request(std::move(message), std::move(ids), is_initialize);
+        st->spawn([st, message = std::move(message), ids = std::move(ids), is_initialize,
+                   traceparent = std::move(traceparent)]() mutable {
+            return st->exchange_request(std::move(message), std::move(ids), is_initialize, std::move(traceparent));
         });
         co_return;
     }

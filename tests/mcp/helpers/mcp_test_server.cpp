@@ -92,6 +92,7 @@ json::array tool_list() {
         obj("cancelled_ids", {}, {}),
         obj("stderr", {{"lines", {{"type", "integer"}}}}, {}),
         obj("pid", {}, {}),
+        obj("meta", {}, {}),
         obj("peak_slow", {}, {}),
     };
     // Behaviour hints (the client keeps them; rath derives FlowToolCall::idempotent).
@@ -209,6 +210,10 @@ void call_tool(Id id, json::object params) {
         }
         send(Notification{"notifications/tools/list_changed", std::nullopt});
         reply(text_result("changed"));
+    } else if (name == "meta") {
+        // The request's _meta as the client sent it (trace context, progress token).
+        json::value meta = params.contains("_meta") ? params["_meta"] : json::value(json::object{});
+        reply(text_result(json::serialize(meta)));
     } else if (name == "peak_slow") {
         reply(text_result(std::to_string(peak_slow.load())));
     } else if (name == "cancelled_ids") {

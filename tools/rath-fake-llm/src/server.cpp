@@ -31,7 +31,9 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <string_view>
 #include <optional>
 #include <mutex>
 #include <thread>
@@ -73,6 +75,7 @@ struct RequestHead {
     std::string method, target, fault, retry_after, latency_ms, token_delay_ms, body;
     bool anthropic_version = false;
     bool expect_continue = false;
+    std::vector<std::pair<std::string, std::string>> recorded;  // ServerOptions::record_headers
 
     void clear() {
         method.clear();
@@ -82,6 +85,7 @@ struct RequestHead {
         latency_ms.clear();
         token_delay_ms.clear();
         body.clear();
+        recorded.clear();
         anthropic_version = expect_continue = false;
     }
 
@@ -105,7 +109,7 @@ using net::detail::iequals;  // header names and values compare case-insensitive
 // would allocate each one).
 class RequestParser final : public http::basic_parser<true> {
 public:
-    explicit RequestParser(RequestHead& out) : out_(out) {
+    RequestParser(RequestHead& out, const std::vector<std::string>& record) : out_(out), record_(record) {
         header_limit(64 * 1024);
         body_limit(64 * 1024 * 1024);
         eager(true);
@@ -123,6 +127,8 @@ private:
     void on_field_impl(http::field f, boost::beast::string_view name, boost::beast::string_view value,
                        boost::system::error_code&) override {
         const std::string_view n(name.data(), name.size()), v(value.data(), value.size());
+        for (const auto& r : record_)
+            if (iequals(n, r)) out_.recorded.emplace_back(n, v);
         if (f == http::field::expect) {
             out_.expect_continue = iequals(v, "100-continue");
         } else if (f == http::field::unknown && n.size() > 7) {
@@ -153,6 +159,7 @@ private:
     void on_finish_impl(boost::system::error_code&) override {}
 
     RequestHead& out_;
+    const std::vector<std::string>& record_;
 };
 
 // Writes what the socket takes now (it is non-blocking) and returns how much that was;
@@ -203,6 +210,15 @@ struct Server::Impl {
     std::atomic<bool> running{false};
     std::atomic<std::uint16_t> port{0};
     std::size_t next = 0;  // round-robin cursor, used on the acceptor's thread only
+    mutable std::mutex recorded_mu;
+    std::deque<RecordedRequest> recorded;  // ServerOptions::record_headers, newest last
+
+    void record(const RequestHead& req) {
+        RecordedRequest r{req.method, req.target, req.recorded};
+        std::lock_guard lk(recorded_mu);
+        recorded.push_back(std::move(r));
+        while (recorded.size() > options.recorded_requests_kept) recorded.pop_front();
+    }
 
     asio::awaitable<void> accept_loop();
     asio::awaitable<void> session(Socket sock);
@@ -314,7 +330,7 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
     try {
         for (;;) {
             req.clear();
-            RequestParser parser(req);
+            RequestParser parser(req, options.record_headers);
             boost::system::error_code rec;
             bool continued = false;
             while (!parser.is_done()) {
@@ -367,6 +383,7 @@ asio::awaitable<void> Server::Impl::session(Socket sock) {
                 }
                 break;
             }
+            if (!options.record_headers.empty()) record(req);
             engine->handle(req.view(), ex);
             const bool keep_alive = parser.keep_alive();
             bool sent = co_await send(sock, timer, ex.reply, keep_alive, head);
@@ -468,6 +485,17 @@ ServerStats Server::stats() const { return impl_->engine ? impl_->engine->stats(
 
 void Server::reset_stats() {
     if (impl_->engine) impl_->engine->reset_stats();
+}
+
+std::vector<RecordedRequest> Server::recorded_requests() const {
+    std::lock_guard lk(impl_->recorded_mu);
+    return {impl_->recorded.begin(), impl_->recorded.end()};
+}
+
+std::optional<std::string> RecordedRequest::header(std::string_view name) const {
+    for (const auto& [n, v] : headers)
+        if (iequals(n, name)) return v;
+    return std::nullopt;
 }
 
 void Server::set_latency(std::chrono::milliseconds latency) {

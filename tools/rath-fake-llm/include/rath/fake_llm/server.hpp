@@ -17,6 +17,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rath::fake_llm {
 
@@ -41,6 +43,22 @@ struct ServerOptions {
     // When non-zero, every embedding has this many dimensions whatever the request asks:
     // a deployment serving another model than the client expects (wrong-dimension tests).
     std::size_t forced_embedding_dimensions = 0;
+    // Request header fields to keep (names compare case-insensitively), for tests that
+    // check what a client sent (a traceparent, an Authorization): with any named, the
+    // server remembers the last `recorded_requests_kept` requests' method, target and
+    // those fields (Server::recorded_requests). Empty: nothing is recorded, at no cost.
+    std::vector<std::string> record_headers{};
+    std::size_t recorded_requests_kept = 64;
+};
+
+// One request as recorded for ServerOptions::record_headers: the named fields it
+// carried, in arrival order, names as the client wrote them.
+struct RecordedRequest {
+    std::string method;
+    std::string target;
+    std::vector<std::pair<std::string, std::string>> headers;
+    // The value of the first field of that name (case-insensitive), or nullopt.
+    [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
 };
 
 // Counters since start (or the last reset). The names follow the peers' fake server.
@@ -82,6 +100,9 @@ public:
     void reset_stats();
     // Changes the default latency of requests that arrive from now on.
     void set_latency(std::chrono::milliseconds latency);
+    // The last requests recorded (oldest first; see ServerOptions::record_headers), taken
+    // when each request had been read, before it was answered. Thread-safe.
+    [[nodiscard]] std::vector<RecordedRequest> recorded_requests() const;
 
 private:
     struct Impl;
