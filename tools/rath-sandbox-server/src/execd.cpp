@@ -42,6 +42,8 @@ using namespace boost::asio::experimental::awaitable_operators;
 using rath::net::HttpHeader;
 using rath::net::ServerExchange;
 using rath::net::ServerRequest;
+// Event lines from a producer (the pumps) to the one consumer writing the response.
+// The end is an empty line, never close(): a closed channel drops what it still buffers.
 using Channel = asio::experimental::channel<void(boost::system::error_code, std::string)>;
 constexpr auto tuple_token = asio::as_tuple(asio::use_awaitable);
 
@@ -347,12 +349,15 @@ struct Call {
         return ra ? files::Owner{ra->first, ra->second} : files::Owner{static_cast<unsigned>(::geteuid()), static_cast<unsigned>(::getegid())};
     }
 
-    // Streams a process's stdout/stderr as SSE events until it exits (and its pipes
-    // close, or 250 ms after the exit when something else holds them).
+    // Streams a process's stdout/stderr as SSE events until it exits and its pipes
+    // close, or, when something else holds them, until they have been idle for 250 ms
+    // after the exit. A slow client holds the pumps back without making them idle:
+    // everything the process wrote before it exited is sent.
     asio::awaitable<int> stream_process(std::shared_ptr<Child> child, std::optional<std::int64_t> timeout_ms) {
         auto exec = co_await asio::this_coro::executor;
         Channel ch(exec, 64);
         Utf8Chunker uo, ue;
+        PipePump po(child->out()), pe(child->err());
         auto send = [&](const char* type, std::string text) -> asio::awaitable<void> {
             if (text.empty()) co_return;
             json::object f;
@@ -361,31 +366,43 @@ struct Call {
             (void)co_await ch.async_send(boost::system::error_code{}, std::move(line), tuple_token);
         };
         auto pump_out = [&]() -> asio::awaitable<void> {
-            co_await pump(child->out(), [&](std::string_view s) { return send("stdout", uo.feed(s)); });
+            co_await po.run([&](std::string_view s) { return send("stdout", uo.feed(s)); });
             std::string tail = uo.flush();
             co_await send("stdout", std::move(tail));
         };
         auto pump_err = [&]() -> asio::awaitable<void> {
-            co_await pump(child->err(), [&](std::string_view s) { return send("stderr", ue.feed(s)); });
+            co_await pe.run([&](std::string_view s) { return send("stderr", ue.feed(s)); });
             std::string tail = ue.flush();
             co_await send("stderr", std::move(tail));
         };
         auto exit_grace = [&]() -> asio::awaitable<void> {
             (void)co_await child->async_wait();
-            asio::steady_timer t(exec, std::chrono::milliseconds(250));
-            co_await t.async_wait(tuple_token);
+            const auto exited = std::chrono::steady_clock::now();
+            asio::steady_timer t(exec);
+            for (;;) {
+                if (po.done() && pe.done()) co_return;
+                auto quiet_until = std::max({exited, po.last_progress(), pe.last_progress()}) + std::chrono::milliseconds(250);
+                auto now = std::chrono::steady_clock::now();
+                if (!po.busy() && !pe.busy() && now >= quiet_until) {
+                    po.stop();
+                    pe.stop();
+                    co_return;
+                }
+                t.expires_at(std::max(quiet_until, now + std::chrono::milliseconds(20)));
+                co_await t.async_wait(tuple_token);
+            }
         };
         auto producer = [&]() -> asio::awaitable<void> {
             try {
-                co_await ((pump_out() && pump_err()) || exit_grace());
+                co_await (pump_out() && pump_err() && exit_grace());
             } catch (const boost::system::system_error&) {
             }
-            ch.close();
+            (void)co_await ch.async_send(boost::system::error_code{}, std::string(), tuple_token);  // the end
         };
         auto consumer = [&]() -> asio::awaitable<void> {
             for (;;) {
                 auto [ec, line] = co_await ch.async_receive(tuple_token);
-                if (ec) co_return;
+                if (ec || line.empty()) co_return;
                 co_await ex.write(line);
             }
         };
@@ -619,28 +636,31 @@ struct Call {
                     }
                 }
             };
+            // The driver flushed before replying: once the reply is in, what the run
+            // wrote is in the pipes (or already read), and the pumps stop after handing
+            // that over. Never by cancelling a pump that waits for the client.
+            PipePump po(child->out()), pe(child->err());
+            auto reply_then_stop = [&]() -> asio::awaitable<void> {
+                co_await read_reply();
+                po.stop();
+                pe.stop();
+            };
             auto producer = [&]() -> asio::awaitable<void> {
                 try {
-                    co_await ((pump(child->out(), [&](std::string_view s) { return send("stdout", uo.feed(s)); }) &&
-                               pump(child->err(), [&](std::string_view s) { return send("stderr", ue.feed(s)); })) ||
-                              read_reply());
+                    co_await (po.run([&](std::string_view s) { return send("stdout", uo.feed(s)); }) &&
+                              pe.run([&](std::string_view s) { return send("stderr", ue.feed(s)); }) && reply_then_stop());
                 } catch (const boost::system::system_error&) {
                 }
-                // The driver flushed before replying: what it wrote is in the pipes now.
-                std::string rest;
-                drain_ready(child->out(), rest);
-                std::string out_tail = uo.feed(rest) + uo.flush();
+                std::string out_tail = uo.flush();
                 co_await send("stdout", std::move(out_tail));
-                rest.clear();
-                drain_ready(child->err(), rest);
-                std::string err_tail = ue.feed(rest) + ue.flush();
+                std::string err_tail = ue.flush();
                 co_await send("stderr", std::move(err_tail));
-                ch.close();
+                (void)co_await ch.async_send(boost::system::error_code{}, std::string(), tuple_token);  // the end
             };
             auto consumer = [&]() -> asio::awaitable<void> {
                 for (;;) {
                     auto [ec, line] = co_await ch.async_receive(tuple_token);
-                    if (ec) co_return;
+                    if (ec || line.empty()) co_return;
                     co_await ex.write(line);
                 }
             };
