@@ -295,6 +295,53 @@ TEST_CASE("files map relative paths into the workspace, report kinds, modes and 
     f.b.close(sb);
 }
 
+TEST_CASE("a code run without a timeout ends at code_default_timeout, and retry_code_after_timeout runs it once more") {
+    CHECK(rb::OpenSandboxOptions{}.code_default_timeout == 90.0);
+    CHECK_FALSE(rb::OpenSandboxOptions{}.retry_code_after_timeout);
+    if (!opensandbox_runs()) return;
+    Fresh f;
+    auto o = f.b.options();
+    o.code_default_timeout = 1.0;  // the 90 s default, shortened
+    f.b.set_options(o);
+    auto sb = f.b.open();
+    // Each run leaves a mark, then sleeps past the deadline (not much longer: an
+    // interrupt that reaches the server while the run still waits for its context is
+    // lost, and the run then ends on its own).
+    const std::string slow = "open('/workspace/runs.txt', 'a').write('x')\nimport time\ntime.sleep(3)";
+    auto runs = [&](const std::string& expect) {
+        std::string now;
+        for (int i = 0; i < 100; ++i) {  // the interrupted run's mark is written by then; wait for a late one
+            auto r = sb->dispatch(rb::FilesRead{.path = "runs.txt"});
+            if (auto* c = std::get_if<rb::FileContent>(&r)) now = c->data;
+            if (now == expect) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return now;
+    };
+    auto t0 = Clock::now();
+    auto once = failure(sb->dispatch(rb::CodeRun{.code = slow}));
+    CHECK(once.kind == "timeout");
+    CHECK(once.message == "code run timed out after 1.0 seconds");
+    CHECK(Clock::now() - t0 < std::chrono::seconds(10));
+    CHECK(runs("x") == "x");  // no retry by default
+    // The timed-out run's interrupt is done with: the next run in the context is not hit by it.
+    auto next = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = "import time\ntime.sleep(0.3)\nprint('next')"}));
+    CHECK(next.stdout_data == "next\n");
+    CHECK_FALSE(next.error.has_value());
+    o.retry_code_after_timeout = true;
+    f.b.set_options(o);
+    auto twice = failure(sb->dispatch(rb::CodeRun{.code = slow}));
+    CHECK(twice.kind == "timeout");
+    CHECK(runs("xxx") == "xxx");  // ran twice
+    // An explicit payload timeout wins over the default.
+    o.retry_code_after_timeout = false;
+    o.code_default_timeout = 0.2;
+    f.b.set_options(o);
+    auto fast = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = "import time\ntime.sleep(0.5)\nprint('slept')", .timeout = 10.0}));
+    CHECK(fast.stdout_data == "slept\n");
+    f.b.close(sb);
+}
+
 TEST_CASE("a sandbox deleted under a running command ends it with sandbox_unavailable") {
     if (!opensandbox_runs()) return;
     Fresh f;
