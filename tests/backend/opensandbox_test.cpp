@@ -1,8 +1,9 @@
 // The opensandbox backend against a real rath-sandbox-server started by the test:
 // open/close with delete-on-failed-start, the bind fallback, identity persistence and
 // re-attach (also through a resumed session), cleanup of expired identities, the
-// exec and path lanes, faults (server killed and restarted, a sandbox deleted under a
-// running command), and the security cases (escapes, floods, SIGTERM-ignoring trees,
+// exec and path lanes, the code-run deadline and its opt-in retry, faults (server killed
+// and restarted, a sandbox deleted, killed from outside or expired under a running
+// command), and the security cases (escapes, floods, SIGTERM-ignoring trees,
 // planted credentials).
 #include "backend/backend_support.hpp"
 #include "support/env.hpp"
@@ -43,13 +44,28 @@ struct Fresh {
 };
 
 // A raw lifecycle request to `server` (what another client, or an operator, does).
-rath::net::HttpResponse lifecycle(const SandboxServerProcess& server, std::string method, const std::string& path) {
+rath::net::HttpResponse lifecycle(const SandboxServerProcess& server, std::string method, const std::string& path,
+                                  std::string json_body = {}) {
     rath::net::HttpClient client(rath::net::HttpClientOptions{.proxy = std::string(), .no_proxy = std::string()});
     rath::net::HttpRequest req;
     req.method = std::move(method);
     req.url = server.url() + "/v1" + path;
     req.headers.push_back({"OPEN-SANDBOX-API-KEY", server.api_key()});
+    if (!json_body.empty()) {
+        req.headers.push_back({"Content-Type", "application/json"});
+        req.body = std::move(json_body);
+    }
     return client.request(req);
+}
+
+// RFC 3339 (UTC, whole seconds) for `seconds` from now, rounded up.
+std::string rfc3339_in(int seconds) {
+    auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()) + seconds + 1;
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 // The sandbox's state on the server, "gone" for 404.
@@ -358,6 +374,58 @@ TEST_CASE("a sandbox deleted under a running command ends it with sandbox_unavai
     CHECK(fl.kind == "sandbox_unavailable");
     // Later calls fail the same way instead of hanging.
     CHECK(failure(sb->dispatch(shell("true"))).kind != "");
+    f.b.close(sb);  // already gone on the server: close still succeeds
+}
+
+TEST_CASE("a sandbox whose process tree is killed from outside mid-command turns Failed and the command ends with sandbox_unavailable") {
+    if (!opensandbox_runs()) return;
+    Fresh f;
+    auto& server = shared_sandbox_server();
+    auto o = f.b.options();
+    auto entry = unique_process_marker();  // this sandbox's entrypoint, findable from the host
+    o.default_entrypoint = {"sleep", entry};
+    f.b.set_options(o);
+    auto sb = f.b.open();
+    auto t0 = Clock::now();
+    auto running = std::async(std::launch::async, [&] { return sb->dispatch(shell("echo started; sleep 30", 60)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // What an OOM killer or an operator does: the sandbox's first process dies.
+    REQUIRE(live_processes_with(entry) > 0);
+    kill_processes_with(entry, SIGKILL);
+    auto fl = failure(running.get());
+    CHECK(Clock::now() - t0 < std::chrono::seconds(20));
+    CAPTURE(fl.message);
+    CHECK(fl.kind == "sandbox_unavailable");
+    CHECK(fl.message.find("Failed") != std::string::npos);
+    CHECK(remote_state(server, sb->handle()) == "Failed");
+    // Later calls fail at once instead of hanging.
+    auto t1 = Clock::now();
+    CHECK(failure(sb->dispatch(shell("true"))).kind != "");
+    CHECK(Clock::now() - t1 < std::chrono::seconds(20));
+    f.b.close(sb);
+}
+
+TEST_CASE("a sandbox that expires mid-command turns Terminated and the command ends with sandbox_unavailable") {
+    if (!opensandbox_runs()) return;
+    Fresh f;
+    auto& server = shared_sandbox_server();
+    auto sb = f.b.open();
+    // The shortest create timeout is 60 s: bring the expiry close instead.
+    auto renew = lifecycle(server, "POST", "/sandboxes/" + sb->handle() + "/renew-expiration",
+                           "{\"expiresAt\":\"" + rfc3339_in(2) + "\"}");
+    REQUIRE(renew.status == 200);
+    auto t0 = Clock::now();
+    auto fl = failure(sb->dispatch(shell("echo started; sleep 30", 60)));
+    CHECK(Clock::now() - t0 < std::chrono::seconds(20));
+    CAPTURE(fl.message);
+    CHECK(fl.kind == "sandbox_unavailable");
+    CHECK(fl.message.find("TTL_EXPIRY") != std::string::npos);  // seen Stopping or Terminated
+    std::string state;
+    for (int i = 0; i < 100 && state != "Terminated"; ++i) {
+        state = remote_state(server, sb->handle());
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(state == "Terminated");
     f.b.close(sb);  // already gone on the server: close still succeeds
 }
 
