@@ -21,7 +21,11 @@
 #include "lib/backend/opensandbox_wire.hpp"
 #include "lib/text/json_parse.hpp"
 
+#include <arpa/inet.h>
 #include <atomic>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -526,6 +530,69 @@ TEST_CASE("credentials planted in the client's and the server's environment do n
     c.env = std::map<std::string, std::string>{{"OPENAI_API_KEY", "given"}};
     CHECK(as<rb::CommandResult>(sb->dispatch(c)).stdout_data == "given\n");
     f.b.close(sb);
+}
+
+TEST_CASE("network allow is the host's own network: its loopback services are reachable, and deny leaves only lo") {
+    if (!opensandbox_runs()) return;
+    auto& server = shared_sandbox_server();
+    // A loopback-only service on the host.
+    int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(lfd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(lfd, 16) == 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
+    const std::string port = std::to_string(ntohs(addr.sin_port));
+    const std::string probe = "import socket\ntry:\n    socket.create_connection(('127.0.0.1', " + port +
+                              "), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
+    // Interface names as the sandbox sees them (its network namespace's /proc/net/dev).
+    const std::string interfaces = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '";
+    std::string host_interfaces;
+    {
+        std::ifstream dev("/proc/net/dev");
+        std::vector<std::string> names;
+        std::string line;
+        for (int i = 0; std::getline(dev, line); ++i) {
+            if (i < 2) continue;
+            auto name = line.substr(0, line.find(':'));
+            name.erase(0, name.find_first_not_of(' '));
+            names.push_back(name);
+        }
+        std::sort(names.begin(), names.end());
+        for (auto& n : names) host_interfaces += n + " ";
+    }
+    Fresh f;
+    {
+        // The backend asks for no network policy (no network); another client asks for allow.
+        auto created = lifecycle(server, "POST", "/sandboxes",
+                                 R"({"image":{"uri":"host"},"timeout":600,"resourceLimits":{},)"
+                                 R"("entrypoint":["sleep","infinity"],"networkPolicy":{"defaultAction":"allow"}})");
+        REQUIRE(created.status == 202);
+        auto v = rath::detail::parse_json(created.body);
+        REQUIRE(v);
+        std::string id(v->as_object().at("id").as_string());
+        auto sb = f.b.attach(id);
+        CHECK(as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = probe})).stdout_data == "connected\n");
+        CHECK(as<rb::CommandResult>(sb->dispatch(shell(interfaces))).stdout_data == host_interfaces);
+        // The server's own API is among those loopback services: its API key is what
+        // keeps such a sandbox from managing the others.
+        auto api = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{
+            .code = "import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('" + server.url() +
+                    "/v1/sandboxes', timeout=5)\n    print('open')\nexcept urllib.error.HTTPError as e:\n    print(e.code)\n"}));
+        CHECK(api.stdout_data == "401\n");
+        f.b.close(sb);
+    }
+    {
+        auto sb = f.b.open();  // no policy: no network
+        auto out = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = probe})).stdout_data;
+        CHECK(out.rfind("refused", 0) == 0);
+        CHECK(as<rb::CommandResult>(sb->dispatch(shell(interfaces))).stdout_data == "lo ");
+        f.b.close(sb);
+    }
+    ::close(lfd);
 }
 
 TEST_CASE("the opensandbox backend is registered with container isolation and reattach") {
