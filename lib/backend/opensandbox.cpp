@@ -363,15 +363,17 @@ struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBacken
                 reg = co_await async::Runtime::async_blocking(rt.blocking_executor(), std::move(record_job));
             }
             sb = std::make_shared<RemoteSandbox>(*self, id, spec.value_or(SandboxSpec{}), std::move(ep), std::move(reg));
-            if (!bound) {
-                // Without the bind the image may lack the workspace root (§4.3).
-                auto r = co_await run_exec(sb, "/command",
-                                           os::run_command_body("mkdir -p " + os::shell_quote(os::workspace_root), "/",
-                                                                std::nullopt, std::nullopt),
-                                           o.request_timeout, o);
-                if (auto* f = std::get_if<ToolExecutionFailure>(&r.outcome))
-                    throw BackendError("opensandbox: preparing " + std::string(os::workspace_root) + " failed: " + f->message);
-            }
+            // Exactly one command at open (§4.7): the kernel wake-up file and, without
+            // the bind, the workspace root the image may lack (§4.3).
+            auto r = co_await run_exec(sb, "/command",
+                                       os::run_command_body(os::open_command(!bound), "/", std::nullopt, std::nullopt),
+                                       o.request_timeout, o);
+            if (r.timed_out) throw BackendError("opensandbox: preparing the sandbox timed out");
+            if (auto* f = std::get_if<ToolExecutionFailure>(&r.outcome))
+                throw BackendError("opensandbox: preparing the sandbox failed: " + f->message);
+            if (auto done = r.exec.command_result(); done.exit_code != 0)
+                throw BackendError("opensandbox: creating " + std::string(os::workspace_root) + " failed (exit code " +
+                                   std::to_string(done.exit_code) + "): " + done.stderr_data);
         } catch (...) {
             err = std::current_exception();
         }
@@ -637,7 +639,9 @@ struct OpenSandboxBackend::Impl : std::enable_shared_from_this<OpenSandboxBacken
         for (int run = 0;; ++run) {
             auto r = co_await run_exec(sb, "/code", body, timeout, o);
             if (r.timed_out) {
-                interrupt(sb, "/code", r.exec.id(), o);
+                // Awaited, under the exec lane: execd interrupts a context, not one run
+                // in it, so an interrupt arriving late would stop the next run there.
+                if (!r.exec.id().empty()) co_await send_interrupt(shared_from_this(), sb, "/code", r.exec.id(), o);
                 if (run == 0 && o.retry_code_after_timeout) continue;
                 co_return fail("timeout", "code run timed out after " + rath::detail::pyfloat_repr(timeout) + " seconds",
                                std::string("TimeoutError"));

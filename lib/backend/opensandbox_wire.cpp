@@ -178,6 +178,33 @@ std::vector<std::string> display_argv(const Command& cmd) {
     return std::get<std::vector<std::string>>(cmd);
 }
 
+std::string_view kernel_wakeup_source() {
+    static constexpr std::string_view src =
+        "# Written by rath when it opened this sandbox: wakes the ipykernel shell stream once\n"
+        "# at kernel start, so that a request already waiting on the shell socket is handled.\n"
+        "try:\n"
+        "    import IPython as _rath_ipython\n"
+        "    _rath_kernel = getattr(_rath_ipython.get_ipython(), 'kernel', None)\n"
+        "    _rath_stream = getattr(_rath_kernel, 'shell_stream', None)\n"
+        "    if _rath_stream is None:\n"
+        "        _rath_stream = (getattr(_rath_kernel, 'shell_streams', None) or [None])[0]\n"
+        "    if _rath_stream is not None:\n"
+        "        _rath_stream.flush()\n"
+        "except Exception:\n"
+        "    pass\n";
+    return src;
+}
+
+std::string open_command(bool make_workspace) {
+    std::string cmd;
+    if (make_workspace) cmd += "mkdir -p " + shell_quote(workspace_root) + " || exit 1\n";
+    cmd += "d=\"${IPYTHONDIR:-$HOME/.ipython}/profile_default/startup\"\n";
+    cmd += "{ mkdir -p \"$d\" && printf '%s' " + shell_quote(kernel_wakeup_source()) + " > \"$d/" +
+           std::string(kernel_wakeup_file) + "\"; } 2>/dev/null\n";
+    cmd += "exit 0\n";
+    return cmd;
+}
+
 int mode_as_octal_digits(int mode) noexcept {
     int out = 0, scale = 1;
     mode &= 07777;

@@ -78,6 +78,20 @@ struct Environment {
 [[nodiscard]] std::string command_text(const Command& cmd);
 // The argv local reports in a timeout message: ["/bin/sh", "-c", s] or the list.
 [[nodiscard]] std::vector<std::string> display_argv(const Command& cmd);
+
+// ---- kernel wake-up at open (§4.7) ----
+
+// The IPython startup file written at open, under
+// ${IPYTHONDIR:-$HOME/.ipython}/profile_default/startup/. When an ipykernel starts in
+// the sandbox it flushes the kernel's shell stream once, so that a request already
+// waiting on the shell socket is handled instead of stalling until the next event.
+// Outside ipykernel (plain python, IPython without a kernel) it does nothing.
+inline constexpr std::string_view kernel_wakeup_file = "00-rath-kernel-wakeup.py";
+[[nodiscard]] std::string_view kernel_wakeup_source();
+// The one shell command open runs: with `make_workspace` (no bind) it first creates
+// /workspace (failing the command when it cannot), then writes the startup file (best
+// effort: an image without a writable home still opens).
+[[nodiscard]] std::string open_command(bool make_workspace);
 // 0644 -> 644: execd reads the decimal digits of `mode` as octal digits.
 [[nodiscard]] int mode_as_octal_digits(int mode) noexcept;
 // Query-string escaping of one value (RFC 3986 unreserved kept).

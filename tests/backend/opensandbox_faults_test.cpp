@@ -2,12 +2,15 @@
 // lifecycle requests to a real rath-sandbox-server but answers chosen ones itself with
 // 5xx or 409, or rewrites the sandbox state into one the client does not know. What is
 // safe to retry (status, endpoint, delete) is retried; a create is not, unless the
-// server said 503.
+// server said 503. With execd routed through the front as well, it also counts what
+// the backend runs in the sandbox (the one command at open).
 #include "backend/backend_support.hpp"
 
 #include <rath/backend/opensandbox.hpp>
 #include <rath/net/http_client.hpp>
 #include <rath/net/http_server.hpp>
+
+#include "lib/backend/opensandbox_wire.hpp"
 
 #include <boost/json.hpp>
 
@@ -46,8 +49,11 @@ bool matches(const std::string& pattern, const std::string& path) {
 
 class FaultyFront {
 public:
-    FaultyFront(const SandboxServerProcess& upstream, std::vector<Fault> faults)
-        : upstream_(upstream.url()), faults_(std::move(faults)),
+    // `route_execd`: endpoint answers are rewritten to point at the front, so that execd
+    // requests pass through it too (and show in seen()).
+    FaultyFront(const SandboxServerProcess& upstream, std::vector<Fault> faults, bool route_execd = false)
+        : upstream_(upstream.url()), upstream_domain_(upstream.domain()), route_execd_(route_execd),
+          faults_(std::move(faults)),
           client_(rath::net::HttpClientOptions{.proxy = std::string(), .no_proxy = std::string()}),
           server_([this](rath::net::ServerRequest& req, rath::net::ServerExchange& ex) -> asio::awaitable<void> {
               co_await handle(req, ex);
@@ -97,6 +103,13 @@ private:
         rath::net::HttpResponse resp;
         co_await client_.async_request(fwd, resp);
         std::string body = resp.body;
+        if (route_execd_ && resp.status == 200 && req.path().find("/endpoints/") != std::string_view::npos) {
+            auto v = json::parse(body);
+            auto& ep = v.as_object()["endpoint"];
+            std::string target(ep.as_string());
+            if (target.rfind(upstream_domain_, 0) == 0) ep = domain() + target.substr(upstream_domain_.size());
+            body = json::serialize(v);
+        }
         if (fault && !fault->state.empty() && resp.status == 200) {
             auto v = json::parse(body);
             v.as_object()["status"].as_object()["state"] = fault->state;
@@ -106,7 +119,8 @@ private:
         co_await ex.respond(resp.status, std::move(type), std::move(body));
     }
 
-    std::string upstream_;
+    std::string upstream_, upstream_domain_;
+    bool route_execd_ = false;
     mutable std::mutex mu_;
     std::vector<Fault> faults_;
     std::vector<std::string> seen_;
@@ -175,4 +189,42 @@ TEST_CASE("a create answered 503 is tried again and the sandbox opens") {
     CHECK(front.injected() == 1);
     CHECK(as<rb::CommandResult>(sb->dispatch(shell("echo second try"))).stdout_data == "second try\n");
     b.close(sb);
+}
+
+namespace {
+// Commands the front saw sent to execd.
+int commands_run(const FaultyFront& front) {
+    int n = 0;
+    for (auto& s : front.seen())
+        if (s.rfind("POST ", 0) == 0 && s.size() > 8 && s.compare(s.size() - 8, 8, "/command") == 0) ++n;
+    return n;
+}
+}  // namespace
+
+TEST_CASE("open runs exactly one command, which writes the kernel wake-up file and creates the workspace") {
+    if (!opensandbox_runs()) return;
+    Reset reset;
+    FaultyFront front(shared_sandbox_server(), {}, true);
+    auto& b = through(front);
+    auto sb = b.open();
+    CHECK(commands_run(front) == 1);
+    const std::string file = "profile_default/startup/" + std::string(rb::opensandbox::kernel_wakeup_file);
+    // $IPYTHONDIR unset: under ~/.ipython; the workspace exists (no bind was asked for).
+    auto r = as<rb::CommandResult>(sb->dispatch(shell("cat \"$HOME/.ipython/" + file + "\" && cd /workspace && pwd")));
+    CHECK(r.stdout_data == std::string(rb::opensandbox::kernel_wakeup_source()) + "/workspace\n");
+    // The file is valid Python and, outside a kernel, does nothing.
+    auto run = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{
+        .code = "import os\nexec(open(os.path.expanduser('~/.ipython/" + file + "')).read())\nprint('ran')"}));
+    CHECK(run.stdout_data == "ran\n");
+    CHECK(run.stderr_data.empty());
+    CHECK_FALSE(run.error.has_value());
+    b.close(sb);
+    // $IPYTHONDIR set in the sandbox's environment: the file goes there.
+    rb::SandboxSpec spec;
+    spec.env = std::map<std::string, std::string>{{"IPYTHONDIR", "/tmp/rath-ipython"}};
+    auto other = b.open(spec);
+    CHECK(commands_run(front) == 3);  // the first sandbox's two calls, then this open's one
+    CHECK(as<rb::FileContent>(other->dispatch(rb::FilesRead{.path = "/tmp/rath-ipython/" + file})).data ==
+          rb::opensandbox::kernel_wakeup_source());
+    b.close(other);
 }

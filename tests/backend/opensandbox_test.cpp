@@ -1,8 +1,9 @@
 // The opensandbox backend against a real rath-sandbox-server started by the test:
 // open/close with delete-on-failed-start, the bind fallback, identity persistence and
 // re-attach (also through a resumed session), cleanup of expired identities, the
-// exec and path lanes, faults (server killed and restarted, a sandbox deleted under a
-// running command), and the security cases (escapes, floods, SIGTERM-ignoring trees,
+// exec and path lanes, the code-run deadline and its opt-in retry, faults (server killed
+// and restarted, a sandbox deleted, killed from outside or expired under a running
+// command), and the security cases (escapes, floods, SIGTERM-ignoring trees,
 // planted credentials).
 #include "backend/backend_support.hpp"
 #include "support/env.hpp"
@@ -20,7 +21,11 @@
 #include "lib/backend/opensandbox_wire.hpp"
 #include "lib/text/json_parse.hpp"
 
+#include <arpa/inet.h>
 #include <atomic>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -43,13 +48,28 @@ struct Fresh {
 };
 
 // A raw lifecycle request to `server` (what another client, or an operator, does).
-rath::net::HttpResponse lifecycle(const SandboxServerProcess& server, std::string method, const std::string& path) {
+rath::net::HttpResponse lifecycle(const SandboxServerProcess& server, std::string method, const std::string& path,
+                                  std::string json_body = {}) {
     rath::net::HttpClient client(rath::net::HttpClientOptions{.proxy = std::string(), .no_proxy = std::string()});
     rath::net::HttpRequest req;
     req.method = std::move(method);
     req.url = server.url() + "/v1" + path;
     req.headers.push_back({"OPEN-SANDBOX-API-KEY", server.api_key()});
+    if (!json_body.empty()) {
+        req.headers.push_back({"Content-Type", "application/json"});
+        req.body = std::move(json_body);
+    }
     return client.request(req);
+}
+
+// RFC 3339 (UTC, whole seconds) for `seconds` from now, rounded up.
+std::string rfc3339_in(int seconds) {
+    auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()) + seconds + 1;
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 // The sandbox's state on the server, "gone" for 404.
@@ -295,6 +315,53 @@ TEST_CASE("files map relative paths into the workspace, report kinds, modes and 
     f.b.close(sb);
 }
 
+TEST_CASE("a code run without a timeout ends at code_default_timeout, and retry_code_after_timeout runs it once more") {
+    CHECK(rb::OpenSandboxOptions{}.code_default_timeout == 90.0);
+    CHECK_FALSE(rb::OpenSandboxOptions{}.retry_code_after_timeout);
+    if (!opensandbox_runs()) return;
+    Fresh f;
+    auto o = f.b.options();
+    o.code_default_timeout = 1.0;  // the 90 s default, shortened
+    f.b.set_options(o);
+    auto sb = f.b.open();
+    // Each run leaves a mark, then sleeps past the deadline (not much longer: an
+    // interrupt that reaches the server while the run still waits for its context is
+    // lost, and the run then ends on its own).
+    const std::string slow = "open('/workspace/runs.txt', 'a').write('x')\nimport time\ntime.sleep(3)";
+    auto runs = [&](const std::string& expect) {
+        std::string now;
+        for (int i = 0; i < 100; ++i) {  // the interrupted run's mark is written by then; wait for a late one
+            auto r = sb->dispatch(rb::FilesRead{.path = "runs.txt"});
+            if (auto* c = std::get_if<rb::FileContent>(&r)) now = c->data;
+            if (now == expect) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return now;
+    };
+    auto t0 = Clock::now();
+    auto once = failure(sb->dispatch(rb::CodeRun{.code = slow}));
+    CHECK(once.kind == "timeout");
+    CHECK(once.message == "code run timed out after 1.0 seconds");
+    CHECK(Clock::now() - t0 < std::chrono::seconds(10));
+    CHECK(runs("x") == "x");  // no retry by default
+    // The timed-out run's interrupt is done with: the next run in the context is not hit by it.
+    auto next = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = "import time\ntime.sleep(0.3)\nprint('next')"}));
+    CHECK(next.stdout_data == "next\n");
+    CHECK_FALSE(next.error.has_value());
+    o.retry_code_after_timeout = true;
+    f.b.set_options(o);
+    auto twice = failure(sb->dispatch(rb::CodeRun{.code = slow}));
+    CHECK(twice.kind == "timeout");
+    CHECK(runs("xxx") == "xxx");  // ran twice
+    // An explicit payload timeout wins over the default.
+    o.retry_code_after_timeout = false;
+    o.code_default_timeout = 0.2;
+    f.b.set_options(o);
+    auto fast = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = "import time\ntime.sleep(0.5)\nprint('slept')", .timeout = 10.0}));
+    CHECK(fast.stdout_data == "slept\n");
+    f.b.close(sb);
+}
+
 TEST_CASE("a sandbox deleted under a running command ends it with sandbox_unavailable") {
     if (!opensandbox_runs()) return;
     Fresh f;
@@ -311,6 +378,58 @@ TEST_CASE("a sandbox deleted under a running command ends it with sandbox_unavai
     CHECK(fl.kind == "sandbox_unavailable");
     // Later calls fail the same way instead of hanging.
     CHECK(failure(sb->dispatch(shell("true"))).kind != "");
+    f.b.close(sb);  // already gone on the server: close still succeeds
+}
+
+TEST_CASE("a sandbox whose process tree is killed from outside mid-command turns Failed and the command ends with sandbox_unavailable") {
+    if (!opensandbox_runs()) return;
+    Fresh f;
+    auto& server = shared_sandbox_server();
+    auto o = f.b.options();
+    auto entry = unique_process_marker();  // this sandbox's entrypoint, findable from the host
+    o.default_entrypoint = {"sleep", entry};
+    f.b.set_options(o);
+    auto sb = f.b.open();
+    auto t0 = Clock::now();
+    auto running = std::async(std::launch::async, [&] { return sb->dispatch(shell("echo started; sleep 30", 60)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // What an OOM killer or an operator does: the sandbox's first process dies.
+    REQUIRE(live_processes_with(entry) > 0);
+    kill_processes_with(entry, SIGKILL);
+    auto fl = failure(running.get());
+    CHECK(Clock::now() - t0 < std::chrono::seconds(20));
+    CAPTURE(fl.message);
+    CHECK(fl.kind == "sandbox_unavailable");
+    CHECK(fl.message.find("Failed") != std::string::npos);
+    CHECK(remote_state(server, sb->handle()) == "Failed");
+    // Later calls fail at once instead of hanging.
+    auto t1 = Clock::now();
+    CHECK(failure(sb->dispatch(shell("true"))).kind != "");
+    CHECK(Clock::now() - t1 < std::chrono::seconds(20));
+    f.b.close(sb);
+}
+
+TEST_CASE("a sandbox that expires mid-command turns Terminated and the command ends with sandbox_unavailable") {
+    if (!opensandbox_runs()) return;
+    Fresh f;
+    auto& server = shared_sandbox_server();
+    auto sb = f.b.open();
+    // The shortest create timeout is 60 s: bring the expiry close instead.
+    auto renew = lifecycle(server, "POST", "/sandboxes/" + sb->handle() + "/renew-expiration",
+                           "{\"expiresAt\":\"" + rfc3339_in(2) + "\"}");
+    REQUIRE(renew.status == 200);
+    auto t0 = Clock::now();
+    auto fl = failure(sb->dispatch(shell("echo started; sleep 30", 60)));
+    CHECK(Clock::now() - t0 < std::chrono::seconds(20));
+    CAPTURE(fl.message);
+    CHECK(fl.kind == "sandbox_unavailable");
+    CHECK(fl.message.find("TTL_EXPIRY") != std::string::npos);  // seen Stopping or Terminated
+    std::string state;
+    for (int i = 0; i < 100 && state != "Terminated"; ++i) {
+        state = remote_state(server, sb->handle());
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(state == "Terminated");
     f.b.close(sb);  // already gone on the server: close still succeeds
 }
 
@@ -411,6 +530,69 @@ TEST_CASE("credentials planted in the client's and the server's environment do n
     c.env = std::map<std::string, std::string>{{"OPENAI_API_KEY", "given"}};
     CHECK(as<rb::CommandResult>(sb->dispatch(c)).stdout_data == "given\n");
     f.b.close(sb);
+}
+
+TEST_CASE("network allow is the host's own network: its loopback services are reachable, and deny leaves only lo") {
+    if (!opensandbox_runs()) return;
+    auto& server = shared_sandbox_server();
+    // A loopback-only service on the host.
+    int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(lfd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(lfd, 16) == 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
+    const std::string port = std::to_string(ntohs(addr.sin_port));
+    const std::string probe = "import socket\ntry:\n    socket.create_connection(('127.0.0.1', " + port +
+                              "), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
+    // Interface names as the sandbox sees them (its network namespace's /proc/net/dev).
+    const std::string interfaces = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '";
+    std::string host_interfaces;
+    {
+        std::ifstream dev("/proc/net/dev");
+        std::vector<std::string> names;
+        std::string line;
+        for (int i = 0; std::getline(dev, line); ++i) {
+            if (i < 2) continue;
+            auto name = line.substr(0, line.find(':'));
+            name.erase(0, name.find_first_not_of(' '));
+            names.push_back(name);
+        }
+        std::sort(names.begin(), names.end());
+        for (auto& n : names) host_interfaces += n + " ";
+    }
+    Fresh f;
+    {
+        // The backend asks for no network policy (no network); another client asks for allow.
+        auto created = lifecycle(server, "POST", "/sandboxes",
+                                 R"({"image":{"uri":"host"},"timeout":600,"resourceLimits":{},)"
+                                 R"("entrypoint":["sleep","infinity"],"networkPolicy":{"defaultAction":"allow"}})");
+        REQUIRE(created.status == 202);
+        auto v = rath::detail::parse_json(created.body);
+        REQUIRE(v);
+        std::string id(v->as_object().at("id").as_string());
+        auto sb = f.b.attach(id);
+        CHECK(as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = probe})).stdout_data == "connected\n");
+        CHECK(as<rb::CommandResult>(sb->dispatch(shell(interfaces))).stdout_data == host_interfaces);
+        // The server's own API is among those loopback services: its API key is what
+        // keeps such a sandbox from managing the others.
+        auto api = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{
+            .code = "import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('" + server.url() +
+                    "/v1/sandboxes', timeout=5)\n    print('open')\nexcept urllib.error.HTTPError as e:\n    print(e.code)\n"}));
+        CHECK(api.stdout_data == "401\n");
+        f.b.close(sb);
+    }
+    {
+        auto sb = f.b.open();  // no policy: no network
+        auto out = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{.code = probe})).stdout_data;
+        CHECK(out.rfind("refused", 0) == 0);
+        CHECK(as<rb::CommandResult>(sb->dispatch(shell(interfaces))).stdout_data == "lo ");
+        f.b.close(sb);
+    }
+    ::close(lfd);
 }
 
 TEST_CASE("the opensandbox backend is registered with container isolation and reattach") {

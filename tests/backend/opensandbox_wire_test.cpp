@@ -4,12 +4,16 @@
 #include "lib/backend/opensandbox_wire.hpp"
 
 #include "lib/text/json_parse.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 #include <rath/backend/error.hpp>
 
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
+
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -398,4 +402,19 @@ TEST_CASE("an empty successful command is rerun only when its text prints") {
 TEST_CASE("query values are percent-escaped except unreserved characters and slashes") {
     CHECK(os::url_escape("/workspace/a b&c=d.txt") == "/workspace/a%20b%26c%3Dd.txt");
     CHECK(os::url_escape("ü") == "%C3%BC");
+}
+
+TEST_CASE("the open command writes the kernel wake-up file under IPYTHONDIR or ~/.ipython and never fails for it") {
+    CHECK(os::open_command(true).rfind("mkdir -p /workspace || exit 1\n", 0) == 0);
+    CHECK(os::open_command(false).find("/workspace") == std::string::npos);
+    rath::test::TempDir home;
+    const std::string file = "profile_default/startup/" + std::string(os::kernel_wakeup_file);
+    auto run = [&](const std::string& env) {
+        return std::system(("env -u IPYTHONDIR " + env + " /bin/sh -c " + os::shell_quote(os::open_command(false))).c_str());
+    };
+    CHECK(run("HOME=" + home.path().string()) == 0);
+    CHECK(rath::test::read_file(home.path() / ".ipython" / file) == os::kernel_wakeup_source());
+    CHECK(run("IPYTHONDIR=" + (home.path() / "ipy").string()) == 0);
+    CHECK(rath::test::read_file(home.path() / "ipy" / file) == os::kernel_wakeup_source());
+    CHECK(run("HOME=/proc/no-such-home") == 0);  // an image without a writable home still opens
 }

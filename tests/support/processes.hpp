@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include <csignal>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -44,6 +45,22 @@ inline int live_processes_with(const std::string& marker) {
         auto rp = stat.rfind(')');
         if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') continue;
         ++n;
+    }
+    return n;
+}
+
+// Sends `sig` to every process whose command line contains `marker`; returns how many.
+inline int kill_processes_with(const std::string& marker, int sig) {
+    int n = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+        auto name = it->path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string cmd = read_proc_file(it->path() / "cmdline");
+        for (auto& c : cmd)
+            if (c == '\0') c = ' ';
+        if (cmd.find(marker) == std::string::npos) continue;
+        if (::kill(static_cast<pid_t>(std::stol(name)), sig) == 0) ++n;
     }
     return n;
 }

@@ -9,6 +9,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,35 @@ private:
 template <class Sink>
 boost::asio::awaitable<void> pump(boost::asio::posix::stream_descriptor& d, Sink sink);
 
+// A pump that can be told to stop early (the process exited but something else, a
+// background grandchild, still holds the pipe). A chunk once read always reaches the
+// sink: stop() cancels only a pending read, and the pump then hands over what the pipe
+// has ready and ends. While the sink is busy (a slow client pushing back) the pump is
+// busy(), which is progress, not silence: callers stop a pump only when it has been
+// idle. One strand: run(), stop() and the accessors on the owner's executor.
+class PipePump {
+public:
+    using time_point = std::chrono::steady_clock::time_point;
+    explicit PipePump(boost::asio::posix::stream_descriptor& d) : d_(d) {}
+
+    template <class Sink>
+    boost::asio::awaitable<void> run(Sink sink);
+    void stop() noexcept {
+        stop_ = true;
+        boost::system::error_code ec;
+        d_.cancel(ec);
+    }
+    [[nodiscard]] bool done() const noexcept { return done_; }
+    [[nodiscard]] bool busy() const noexcept { return busy_; }
+    // When a read last completed or the sink last finished a chunk.
+    [[nodiscard]] time_point last_progress() const noexcept { return last_; }
+
+private:
+    boost::asio::posix::stream_descriptor& d_;
+    bool stop_ = false, done_ = false, busy_ = false;
+    time_point last_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace rath::sandbox_server
 
 #include <boost/asio/as_tuple.hpp>
@@ -78,5 +108,41 @@ boost::asio::awaitable<void> pump(boost::asio::posix::stream_descriptor& d, Sink
         if (n) co_await sink(std::string_view(buf.data(), n));
         if (ec) co_return;
     }
+}
+
+template <class Sink>
+boost::asio::awaitable<void> PipePump::run(Sink sink) {
+    struct Done {
+        PipePump* p;
+        ~Done() {
+            p->done_ = true;
+            p->busy_ = false;
+        }
+    } done{this};
+    if (!d_.is_open()) co_return;
+    std::string buf(64 * 1024, '\0');
+    auto deliver = [&](std::size_t n) -> boost::asio::awaitable<void> {
+        busy_ = true;
+        co_await sink(std::string_view(buf.data(), n));
+        busy_ = false;
+        last_ = std::chrono::steady_clock::now();
+    };
+    while (!stop_) {
+        auto [ec, n] = co_await d_.async_read_some(boost::asio::buffer(buf), boost::asio::as_tuple(boost::asio::use_awaitable));
+        last_ = std::chrono::steady_clock::now();
+        if (n) co_await deliver(n);
+        if (ec == boost::asio::error::operation_aborted && stop_) break;
+        if (ec) co_return;
+    }
+    // Stopped: what is in the pipe now, without waiting for more (bounded: a writer
+    // that keeps the pipe full cannot hold the pump forever).
+    boost::system::error_code ec;
+    d_.non_blocking(true, ec);
+    for (int i = 0; i < 256; ++i) {
+        std::size_t n = d_.read_some(boost::asio::buffer(buf), ec);
+        if (n) co_await deliver(n);
+        if (ec) break;
+    }
+    d_.non_blocking(false, ec);
 }
 }  // namespace rath::sandbox_server

@@ -20,6 +20,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
@@ -42,6 +43,8 @@ using namespace boost::asio::experimental::awaitable_operators;
 using rath::net::HttpHeader;
 using rath::net::ServerExchange;
 using rath::net::ServerRequest;
+// Event lines from a producer (the pumps) to the one consumer writing the response.
+// The end is an empty line, never close(): a closed channel drops what it still buffers.
 using Channel = asio::experimental::channel<void(boost::system::error_code, std::string)>;
 constexpr auto tuple_token = asio::as_tuple(asio::use_awaitable);
 
@@ -50,8 +53,16 @@ namespace {
 // The python interpreter of a code context: requests are JSON lines on fd 0 (which the
 // driver then points at /dev/null for the user's code), replies JSON lines on fd 3.
 // A cell's last expression is evaluated and its repr() is the result, as in Jupyter.
+// SIGINT interrupts the running cell only: one arriving between cells or while a reply
+// is built (an interrupt and a client's disconnect may both send one) would otherwise
+// end the interpreter and the context's state with it.
 constexpr const char* python_driver = R"PY(
-import ast, json, os, sys, traceback
+import ast, json, os, signal, sys, traceback
+running = False
+def on_interrupt(signum, frame):
+    if running:
+        raise KeyboardInterrupt
+signal.signal(signal.SIGINT, on_interrupt)
 req = os.fdopen(os.dup(0), 'r', encoding='utf-8')
 null = os.open('/dev/null', os.O_RDONLY); os.dup2(null, 0); os.close(null)
 sys.stdin = open('/dev/null')
@@ -72,11 +83,15 @@ while True:
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, '<cell>', 'exec'), env)
-        if last is not None:
-            value = eval(compile(last, '<cell>', 'eval'), env)
-            if value is not None:
-                reply['result'] = repr(value)
+        running = True
+        try:
+            exec(compile(tree, '<cell>', 'exec'), env)
+            if last is not None:
+                value = eval(compile(last, '<cell>', 'eval'), env)
+                if value is not None:
+                    reply['result'] = repr(value)
+        finally:
+            running = False
     except BaseException as e:
         tb = traceback.format_exception(type(e), e, e.__traceback__)
         reply['error'] = {'ename': type(e).__name__, 'evalue': str(e), 'traceback': [l.rstrip('\n') for l in tb]}
@@ -261,6 +276,61 @@ void append_log(Command& cmd, std::string_view s) {
     }
 }
 
+// A run its client abandoned (the handler was cancelled before the interpreter
+// replied): the interpreter still owes that run's reply and may still write output.
+// The context stays busy until the reply came, what the run wrote is discarded, and
+// only then may the next run use it, so that it never reads the old run's reply or
+// output. The run is interrupted every 200 ms meanwhile (it may not have started when
+// the client left; the driver ignores SIGINT between runs). An interpreter that does
+// not reply within 10 s is killed and the context dropped (the next run with that
+// language starts a fresh one).
+asio::awaitable<void> settle_context(Manager& m, std::shared_ptr<Sandbox> sb, std::shared_ptr<CodeContext> ctx) {
+    auto exec = co_await asio::this_coro::executor;
+    auto child = ctx->child;
+    bool replied = false;
+    if (child) {
+        PipePump po(child->out()), pe(child->err());
+        auto discard = [](std::string_view) -> asio::awaitable<void> { co_return; };
+        auto reply_then_stop = [&]() -> asio::awaitable<void> {
+            char buf[4096];
+            for (;;) {
+                auto [ec, n] = co_await child->extra(0).async_read_some(asio::buffer(buf), tuple_token);
+                if (std::memchr(buf, '\n', n)) {
+                    replied = true;
+                    break;
+                }
+                if (ec) break;
+            }
+            po.stop();
+            pe.stop();
+        };
+        auto nag = [&]() -> asio::awaitable<void> {
+            asio::steady_timer t(exec);
+            const int pid = child->pid();
+            for (;;) {
+                auto list = [pid] { return descendants(pid); };
+                for (int p : co_await m.runtime().async_blocking(std::move(list))) ::kill(p, SIGINT);
+                t.expires_after(std::chrono::milliseconds(200));
+                co_await t.async_wait(asio::use_awaitable);
+            }
+        };
+        asio::steady_timer guard(exec, std::chrono::seconds(10));
+        try {
+            co_await ((po.run(discard) && pe.run(discard) && reply_then_stop()) || nag() || guard.async_wait(tuple_token));
+        } catch (const std::exception&) {
+            replied = false;
+        }
+    }
+    std::lock_guard lk(sb->mu);
+    ctx->busy = false;
+    if (replied) co_return;
+    ctx->dead = true;
+    if (child) child->kill(SIGKILL);
+    for (auto d = sb->default_contexts.begin(); d != sb->default_contexts.end();)
+        d = d->second == ctx->id ? sb->default_contexts.erase(d) : std::next(d);
+    sb->contexts.erase(ctx->id);
+}
+
 asio::awaitable<void> supervise_background(std::shared_ptr<Sandbox> sb, std::shared_ptr<Command> cmd,
                                            std::optional<std::int64_t> timeout_ms) {
     auto ex = co_await asio::this_coro::executor;
@@ -347,12 +417,15 @@ struct Call {
         return ra ? files::Owner{ra->first, ra->second} : files::Owner{static_cast<unsigned>(::geteuid()), static_cast<unsigned>(::getegid())};
     }
 
-    // Streams a process's stdout/stderr as SSE events until it exits (and its pipes
-    // close, or 250 ms after the exit when something else holds them).
+    // Streams a process's stdout/stderr as SSE events until it exits and its pipes
+    // close, or, when something else holds them, until they have been idle for 250 ms
+    // after the exit. A slow client holds the pumps back without making them idle:
+    // everything the process wrote before it exited is sent.
     asio::awaitable<int> stream_process(std::shared_ptr<Child> child, std::optional<std::int64_t> timeout_ms) {
         auto exec = co_await asio::this_coro::executor;
         Channel ch(exec, 64);
         Utf8Chunker uo, ue;
+        PipePump po(child->out()), pe(child->err());
         auto send = [&](const char* type, std::string text) -> asio::awaitable<void> {
             if (text.empty()) co_return;
             json::object f;
@@ -361,31 +434,43 @@ struct Call {
             (void)co_await ch.async_send(boost::system::error_code{}, std::move(line), tuple_token);
         };
         auto pump_out = [&]() -> asio::awaitable<void> {
-            co_await pump(child->out(), [&](std::string_view s) { return send("stdout", uo.feed(s)); });
+            co_await po.run([&](std::string_view s) { return send("stdout", uo.feed(s)); });
             std::string tail = uo.flush();
             co_await send("stdout", std::move(tail));
         };
         auto pump_err = [&]() -> asio::awaitable<void> {
-            co_await pump(child->err(), [&](std::string_view s) { return send("stderr", ue.feed(s)); });
+            co_await pe.run([&](std::string_view s) { return send("stderr", ue.feed(s)); });
             std::string tail = ue.flush();
             co_await send("stderr", std::move(tail));
         };
         auto exit_grace = [&]() -> asio::awaitable<void> {
             (void)co_await child->async_wait();
-            asio::steady_timer t(exec, std::chrono::milliseconds(250));
-            co_await t.async_wait(tuple_token);
+            const auto exited = std::chrono::steady_clock::now();
+            asio::steady_timer t(exec);
+            for (;;) {
+                if (po.done() && pe.done()) co_return;
+                auto quiet_until = std::max({exited, po.last_progress(), pe.last_progress()}) + std::chrono::milliseconds(250);
+                auto now = std::chrono::steady_clock::now();
+                if (!po.busy() && !pe.busy() && now >= quiet_until) {
+                    po.stop();
+                    pe.stop();
+                    co_return;
+                }
+                t.expires_at(std::max(quiet_until, now + std::chrono::milliseconds(20)));
+                co_await t.async_wait(tuple_token);
+            }
         };
         auto producer = [&]() -> asio::awaitable<void> {
             try {
-                co_await ((pump_out() && pump_err()) || exit_grace());
+                co_await (pump_out() && pump_err() && exit_grace());
             } catch (const boost::system::system_error&) {
             }
-            ch.close();
+            (void)co_await ch.async_send(boost::system::error_code{}, std::string(), tuple_token);  // the end
         };
         auto consumer = [&]() -> asio::awaitable<void> {
             for (;;) {
                 auto [ec, line] = co_await ch.async_receive(tuple_token);
-                if (ec) co_return;
+                if (ec || line.empty()) co_return;
                 co_await ex.write(line);
             }
         };
@@ -567,13 +652,32 @@ struct Call {
             co_await t.async_wait(asio::use_awaitable);
         }
         struct Release {
-            Sandbox& sb;
-            CodeContext& ctx;
+            Manager& m;
+            std::shared_ptr<Sandbox> sb;
+            std::shared_ptr<CodeContext> ctx;
+            bool replied = false;  // the interpreter replied to this run (or died)
+            bool settled = false;  // and what the run wrote was handed over
             ~Release() {
-                std::lock_guard lk(sb.mu);
-                ctx.busy = false;
+                if (!replied) {
+                    try {
+                        (void)m.runtime().submit(settle_context(m, sb, ctx));
+                        return;
+                    } catch (...) {
+                        if (auto child = ctx->child) child->kill(SIGKILL);  // cannot wait for it: end it
+                    }
+                } else if (!settled) {
+                    // Abandoned after the reply: the run's last output is in the pipes
+                    // (the driver flushed before replying), not the next run's.
+                    if (auto child = ctx->child) {
+                        std::string junk;
+                        drain_ready(child->out(), junk);
+                        drain_ready(child->err(), junk);
+                    }
+                }
+                std::lock_guard lk(sb->mu);
+                ctx->busy = false;
             }
-        } release{*sb, *ctx};
+        } release{m, sb, ctx};
         auto child = ctx->child;
         const auto t0 = std::chrono::steady_clock::now();
         std::string request;
@@ -613,34 +717,40 @@ struct Call {
                 while (reply.find('\n') == std::string::npos) {
                     auto [ec, n] = co_await child->extra(0).async_read_some(asio::buffer(buf), tuple_token);
                     reply.append(buf, n);
+                    if (ec == asio::error::operation_aborted) co_return;  // abandoned: settled later
                     if (ec) {
                         died = true;
+                        release.replied = true;
                         co_return;
                     }
                 }
+                release.replied = true;
+            };
+            // The driver flushed before replying: once the reply is in, what the run
+            // wrote is in the pipes (or already read), and the pumps stop after handing
+            // that over. Never by cancelling a pump that waits for the client.
+            PipePump po(child->out()), pe(child->err());
+            auto reply_then_stop = [&]() -> asio::awaitable<void> {
+                co_await read_reply();
+                po.stop();
+                pe.stop();
             };
             auto producer = [&]() -> asio::awaitable<void> {
                 try {
-                    co_await ((pump(child->out(), [&](std::string_view s) { return send("stdout", uo.feed(s)); }) &&
-                               pump(child->err(), [&](std::string_view s) { return send("stderr", ue.feed(s)); })) ||
-                              read_reply());
+                    co_await (po.run([&](std::string_view s) { return send("stdout", uo.feed(s)); }) &&
+                              pe.run([&](std::string_view s) { return send("stderr", ue.feed(s)); }) && reply_then_stop());
                 } catch (const boost::system::system_error&) {
                 }
-                // The driver flushed before replying: what it wrote is in the pipes now.
-                std::string rest;
-                drain_ready(child->out(), rest);
-                std::string out_tail = uo.feed(rest) + uo.flush();
+                std::string out_tail = uo.flush();
                 co_await send("stdout", std::move(out_tail));
-                rest.clear();
-                drain_ready(child->err(), rest);
-                std::string err_tail = ue.feed(rest) + ue.flush();
+                std::string err_tail = ue.flush();
                 co_await send("stderr", std::move(err_tail));
-                ch.close();
+                (void)co_await ch.async_send(boost::system::error_code{}, std::string(), tuple_token);  // the end
             };
             auto consumer = [&]() -> asio::awaitable<void> {
                 for (;;) {
                     auto [ec, line] = co_await ch.async_receive(tuple_token);
-                    if (ec) co_return;
+                    if (ec || line.empty()) co_return;
                     co_await ex.write(line);
                 }
             };
@@ -656,6 +766,8 @@ struct Call {
             else
                 co_await (producer() && consumer());
         }
+        if (died) release.replied = true;
+        release.settled = release.replied;
         if (died) {
             drop_context(ctx->id);
             json::object err{{"ename", "ContextTerminated"},
