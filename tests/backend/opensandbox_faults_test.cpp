@@ -209,12 +209,15 @@ TEST_CASE("open runs exactly one command, which writes the kernel wake-up file a
     auto sb = b.open();
     CHECK(commands_run(front) == 1);
     const std::string file = "profile_default/startup/" + std::string(rb::opensandbox::kernel_wakeup_file);
-    // $IPYTHONDIR unset: under ~/.ipython; the workspace exists (no bind was asked for).
-    auto r = as<rb::CommandResult>(sb->dispatch(shell("cat \"$HOME/.ipython/" + file + "\" && cd /workspace && pwd")));
-    CHECK(r.stdout_data == std::string(rb::opensandbox::kernel_wakeup_source()) + "/workspace\n");
+    // rath-sandbox-server's IPYTHONDIR (/tmp/.ipython: never HOME, which is the workspace
+    // and may be bound from the host); the workspace exists (no bind was asked for) and
+    // holds no .ipython.
+    auto r = as<rb::CommandResult>(sb->dispatch(
+        shell("cat \"$IPYTHONDIR/" + file + "\" && cd /workspace && pwd && test ! -e /workspace/.ipython && echo clean")));
+    CHECK(r.stdout_data == std::string(rb::opensandbox::kernel_wakeup_source()) + "/workspace\nclean\n");
     // The file is valid Python and, outside a kernel, does nothing.
     auto run = as<rb::CodeResult>(sb->dispatch(rb::CodeRun{
-        .code = "import os\nexec(open(os.path.expanduser('~/.ipython/" + file + "')).read())\nprint('ran')"}));
+        .code = "import os\nexec(open(os.environ['IPYTHONDIR'] + '/" + file + "').read())\nprint('ran')"}));
     CHECK(run.stdout_data == "ran\n");
     CHECK(run.stderr_data.empty());
     CHECK_FALSE(run.error.has_value());

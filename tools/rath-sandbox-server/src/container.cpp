@@ -60,9 +60,12 @@ void add_rootfs(std::vector<std::string>& a, const std::string& rootfs) {
 
 }  // namespace
 
+// IPYTHONDIR in the sandbox's private /tmp: IPython's state (and the kernel wake-up file
+// clients write at open) must not land in HOME, which is the workspace and may be a
+// directory bound from the host.
 std::vector<std::string> base_env() {
     return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/workspace", "TMPDIR=/tmp",
-            "LANG=C.UTF-8"};
+            "IPYTHONDIR=/tmp/.ipython", "LANG=C.UTF-8"};
 }
 
 Container::Container(ContainerSpec spec)

@@ -122,7 +122,8 @@ private:
     std::shared_ptr<std::mutex> tail_mu_;
 };
 
-// "K=V" entries a sandbox process starts from: PATH, HOME=/workspace, TMPDIR, LANG.
+// "K=V" entries a sandbox process starts from: PATH, HOME=/workspace, TMPDIR,
+// IPYTHONDIR=/tmp/.ipython, LANG.
 [[nodiscard]] std::vector<std::string> base_env();
 
 }  // namespace rath::sandbox_server
