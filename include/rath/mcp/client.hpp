@@ -100,6 +100,11 @@ struct CallOptions {
     // max_timeout after the request was sent (default: ten times the timeout).
     bool progress_extends_timeout = true;
     std::optional<std::chrono::milliseconds> max_timeout{};
+    // Log messages (notifications/message) that arrive while this request is in flight.
+    // MCP ties a log message to no request, so one goes here only while this is the one
+    // request in flight that set on_log (calls of other sessions must not see each
+    // other's logs); with several, it reaches only ClientOptions::on_event and the log.
+    std::function<void(const LogEvent&)> on_log{};
 };
 
 class Client {
