@@ -213,7 +213,11 @@ void tell(LoopObserver* observer, void (LoopObserver::*fn)(const Record&), const
 }
 
 // Closes a call's report scope when the call settled (or its frame went).
+// (A constructor, not aggregate initialization: it is made in a coroutine body.)
 struct ScopeCloser {
+    explicit ScopeCloser(std::shared_ptr<detail::ToolCallScope> s) : scope(std::move(s)) {}
+    ScopeCloser(const ScopeCloser&) = delete;
+    ScopeCloser& operator=(const ScopeCloser&) = delete;
     std::shared_ptr<detail::ToolCallScope> scope;
     ~ScopeCloser() {
         if (scope) scope->close();
@@ -225,7 +229,7 @@ struct ScopeCloser {
 // row; a cancellation aborts the loop.
 asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall& call, LoopObserver* observer,
                              std::shared_ptr<detail::ToolCallScope> scope) {
-    ScopeCloser closer{std::move(scope)};
+    ScopeCloser closer(std::move(scope));
     const auto t0 = std::chrono::steady_clock::now();
     std::exception_ptr failure;
     try {
