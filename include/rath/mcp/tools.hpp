@@ -19,6 +19,13 @@
 // Text beyond max_output_chars code points is cut and "...(truncated)" appended, as the
 // built-in file read does.
 //
+// Events: in an agent run with LoopOptions::on_event, a call's notifications/progress
+// and its server's notifications/message become the run's tool events
+// (rath/tool/tool_event.hpp), tagged with the tool and call id. MCP ties a log message
+// to no request: one counts as the call's only while the call is the one call of that
+// server in flight that listens (CallOptions::on_log); the others reach
+// ClientOptions::on_event and the rath.mcp log only, as every message does.
+//
 // Thread safety: McpServer and the tools may be used from any thread and any session at
 // once. Cancellation: a cancelled tool call sends notifications/cancelled for its
 // request and ends with operation_aborted, which the dispatcher passes on. Errors: see
