@@ -193,16 +193,16 @@ TEST_CASE("a server that keeps crashing is started again after 0.2 s, then 0.4 s
 
 TEST_CASE("the restart backoff doubles up to restart_backoff_max and stays there") {
     auto opts = test_server();
-    opts.restart_backoff = 100ms;
-    opts.restart_backoff_max = 200ms;
+    opts.restart_backoff = 150ms;
+    opts.restart_backoff_max = 300ms;
     auto d = restart_delays(opts, 3);
     CAPTURE(d[0].count());
     CAPTURE(d[1].count());
     CAPTURE(d[2].count());
-    CHECK(d[0] >= 100ms);
-    CHECK(d[1] >= 200ms);
-    CHECK(d[2] >= 200ms);
-    CHECK(d[2] < 400ms);  // doubled again it would be 400 ms
+    CHECK(d[0] >= 150ms);
+    CHECK(d[1] >= 300ms);
+    CHECK(d[2] >= 300ms);
+    CHECK(d[2] < 600ms);  // doubled again it would be 600 ms
 }
 
 TEST_CASE("per_call starts a process for every call, as OpenRath does") {
