@@ -51,6 +51,7 @@ struct Provider;  // rath/llm/provider.hpp
 namespace detail {
 struct SessionState;
 struct SessionAccess;
+struct ToolCallScope;
 }  // namespace detail
 
 // Constructor options (all optional; designated initializers).
@@ -204,6 +205,9 @@ private:
 
     std::shared_ptr<detail::SessionState> st_;
     bool dispatch_view_ = false;
+    // Set on the handle a loop gives one tool call: where the call's reports go
+    // (rath/tool/tool_event.hpp). Null everywhere else.
+    std::shared_ptr<detail::ToolCallScope> call_;
 };
 
 // A non-owning reference to a session: it does not keep the transcript alive.

@@ -27,6 +27,7 @@
 #include "lib/loop/operator_output.hpp"
 #include "lib/session/session_state.hpp"
 #include "lib/session/uuid.hpp"
+#include "lib/tool/tool_call_scope.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -107,6 +108,8 @@ struct Prepared {
     std::shared_ptr<LoopExecutor> exec;
     const tool::ToolTable* table = nullptr;
     std::shared_ptr<RecordedLines> recorded{};  // set when the run records its model calls
+    // Where its tools' reports go (rath/tool/tool_event.hpp): set when the run has an on_event.
+    std::shared_ptr<detail::ToolEventSink> tool_events{};
 };
 
 Prepared prepare(const LoopRun& run) {
@@ -136,6 +139,9 @@ Prepared prepare(const LoopRun& run) {
             p.recorded = std::move(lines);
         }
         p.exec = std::make_shared<DefaultExecutor>(std::move(client), &opt.on_event);
+        if (opt.on_event)
+            p.tool_events = std::make_shared<detail::ToolEventSink>(
+                std::shared_ptr<const StreamCallback>(run.opt, &run.opt->on_event));
     }
     return p;
 }
@@ -206,10 +212,24 @@ void tell(LoopObserver* observer, void (LoopObserver::*fn)(const Record&), const
     }
 }
 
+// Closes a call's report scope when the call settled (or its frame went).
+// (A constructor, not aggregate initialization: it is made in a coroutine body.)
+struct ScopeCloser {
+    explicit ScopeCloser(std::shared_ptr<detail::ToolCallScope> s) : scope(std::move(s)) {}
+    ScopeCloser(const ScopeCloser&) = delete;
+    ScopeCloser& operator=(const ScopeCloser&) = delete;
+    std::shared_ptr<detail::ToolCallScope> scope;
+    ~ScopeCloser() {
+        if (scope) scope->close();
+    }
+};
+
 // Settles one tool call from its dispatch, which was initiated (and took its lane
 // place) before this awaits it. A failed dispatch becomes a tool_execution_exception
 // row; a cancellation aborts the loop.
-asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall& call, LoopObserver* observer) {
+asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall& call, LoopObserver* observer,
+                             std::shared_ptr<detail::ToolCallScope> scope) {
+    ScopeCloser closer(std::move(scope));
     const auto t0 = std::chrono::steady_clock::now();
     std::exception_ptr failure;
     try {
@@ -217,6 +237,7 @@ asio::awaitable<void> settle(asio::awaitable<std::string> dispatch, LoopToolCall
     } catch (...) {
         failure = std::current_exception();
     }
+    if (closer.scope) closer.scope->close();
     ToolCallRecord record{call.part->function.name, std::chrono::steady_clock::now() - t0, "ok"};
     if (failure) {
         if (is_cancellation(failure)) {
@@ -262,29 +283,46 @@ asio::awaitable<void> call_model(LoopExecutor& exec, LoopStep& step, const LoopO
 }
 
 // Initiates one call's dispatch; an executor that throws instead of returning the
-// awaitable fails that call, not the loop.
-asio::awaitable<std::string> initiate(LoopExecutor& exec, const Session& out, LoopToolCall& c) {
-    return async::start_or_fail<std::string>(
-        [&] { return exec.async_dispatch_tool_call(out, c.part ? c.part->id : std::string(), c.tool, std::move(c.arguments)); });
+// awaitable fails that call, not the loop. With a report scope the tool is given a
+// handle whose reports go to the run's on_event.
+asio::awaitable<std::string> initiate(LoopExecutor& exec, const Session& out, LoopToolCall& c,
+                                      const std::shared_ptr<detail::ToolCallScope>& scope) {
+    return async::start_or_fail<std::string>([&] {
+        return exec.async_dispatch_tool_call(scope ? detail::SessionAccess::for_tool_call(out, scope) : out,
+                                             c.part ? c.part->id : std::string(), c.tool, std::move(c.arguments));
+    });
+}
+
+// The report scope of one call (null when the run has no on_event).
+std::shared_ptr<detail::ToolCallScope> scope_for(const std::shared_ptr<detail::ToolEventSink>& events,
+                                                 const LoopToolCall& c) {
+    if (!events) return nullptr;
+    return std::make_shared<detail::ToolCallScope>(events, c.part ? c.part->function.name : c.tool->name(),
+                                                   c.part ? c.part->id : std::string());
 }
 
 // One batch of a round: every dispatch is initiated in call order, then all are awaited
 // together (the dispatcher's lanes order same-key calls; LoopStep keeps calls that are
 // not parallel-safe in batches of their own).
 asio::awaitable<void> dispatch_batch(async::Runtime& rt, LoopExecutor& exec, const Session& out,
-                                     std::span<LoopToolCall> batch, LoopObserver* observer) {
+                                     std::span<LoopToolCall> batch, LoopObserver* observer,
+                                     const std::shared_ptr<detail::ToolEventSink>& events) {
     std::size_t runnable = 0;
     for (const auto& c : batch) runnable += !c.result;
     if (runnable == 1) {
         for (auto& c : batch)
-            if (!c.result) co_await settle(initiate(exec, out, c), c, observer);
+            if (!c.result) {
+                auto scope = scope_for(events, c);
+                co_await settle(initiate(exec, out, c, scope), c, observer, scope);
+            }
         co_return;
     }
     async::TaskGroup<void> group(rt);  // calls of different lanes in parallel across the runtime's threads
     for (auto& c : batch) {
         if (c.result) continue;
-        auto dispatch = initiate(exec, out, c);
-        group.spawn(settle(std::move(dispatch), c, observer));
+        auto scope = scope_for(events, c);
+        auto dispatch = initiate(exec, out, c, scope);
+        group.spawn(settle(std::move(dispatch), c, observer, std::move(scope)));
     }
     co_await group.async_join();
 }
@@ -389,7 +427,7 @@ asio::awaitable<void> loop_body(std::shared_ptr<LoopRun> run) {
                 co_await call_model(*prep.exec, *step, opt);
                 if (recording) co_await persist_recorded(*writer, *prep.recorded);
             } else if (action == LoopAction::dispatch_tools) {
-                co_await dispatch_batch(rt, *prep.exec, run->out, step->tool_batch(), opt.observer.get());
+                co_await dispatch_batch(rt, *prep.exec, run->out, step->tool_batch(), opt.observer.get(), prep.tool_events);
             } else if (action == LoopAction::publish_rows) {
                 detail::SessionAccess::publish(run->out, step->rows(), step->usage());
                 if (writer) co_await persist_rows(*writer, step->rows(), step->published());

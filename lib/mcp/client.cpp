@@ -48,6 +48,7 @@ struct Waiter {
     std::string method;
     std::string tool;
     std::function<void(const ProgressEvent&)> on_progress;
+    std::function<void(const LogEvent&)> on_log;  // CallOptions::on_log
     // Progress moves the deadline (basic/utilities/progress.mdx allows it), never past
     // the hard deadline.
     std::optional<std::chrono::milliseconds> progress_extends;
@@ -270,6 +271,7 @@ struct Client::State : std::enable_shared_from_this<State> {
             log(log_level_of(ev.level), channel,
                 "MCP server " + description + (ev.logger ? " [" + *ev.logger + "]" : std::string()) + ": " +
                     (ev.data.is_string() ? std::string(ev.data.get_string()) : json::serialize(ev.data)));
+            deliver_log(ev);
             emit(ev);
         } else if (n.method == "notifications/tools/list_changed") {
             tools_cache.reset();
@@ -290,6 +292,22 @@ struct Client::State : std::enable_shared_from_this<State> {
             }
         } else {
             emit(NotificationEvent{n.method, n.params ? *n.params : json::value(json::object{})});
+        }
+    }
+
+    // To the one request in flight that listens for log messages (CallOptions::on_log).
+    void deliver_log(const LogEvent& ev) {
+        Waiter* listener = nullptr;
+        for (const auto& [id, w] : waiters) {
+            if (!w->on_log || w->outcome) continue;
+            if (listener) return;  // more than one: whose it is cannot be told
+            listener = w.get();
+        }
+        if (!listener) return;
+        try {
+            listener->on_log(ev);
+        } catch (...) {
+            log(LogLevel::warning, channel, "an MCP log callback threw");
         }
     }
 
@@ -389,6 +407,7 @@ struct Client::State : std::enable_shared_from_this<State> {
         w->method = method;
         w->tool = std::move(tool);
         w->on_progress = std::move(opts.on_progress);
+        w->on_log = std::move(opts.on_log);
         waiters.emplace(out.id, w);
         in_flight = waiters.size();
         enqueue(std::move(out.text));

@@ -7,6 +7,8 @@
 #include <rath/tool/dispatch.hpp>
 
 #include "lib/mcp/server_impl.hpp"
+#include "lib/session/session_state.hpp"
+#include "lib/tool/tool_call_scope.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -17,6 +19,17 @@ namespace asio = boost::asio;
 
 namespace {
 json::object dispatch_result(const tool::ToolDispatchResult& r);
+std::shared_ptr<rath::detail::ToolCallScope> reports_to_client(const CallContext& ctx, const std::string& tool);
+
+// Closes a call's report scope when the handler ends, however it ends.
+// (A constructor, not aggregate initialization: it is made in a coroutine body.)
+struct ScopeCloser {
+    explicit ScopeCloser(std::shared_ptr<rath::detail::ToolCallScope> s) : scope(std::move(s)) {}
+    ScopeCloser(const ScopeCloser&) = delete;
+    ScopeCloser& operator=(const ScopeCloser&) = delete;
+    ~ScopeCloser() { scope->close(); }
+    std::shared_ptr<rath::detail::ToolCallScope> scope;
+};
 json::object workflow_result(const std::string& text, const TranscriptEntry& entry);
 std::string transcript_text(const Session& s, const ChunkTable& rows);
 }  // namespace
@@ -32,7 +45,10 @@ void Server::add_tool(tool::FlowToolPtr tool) {
     def.handler = [tool, runtime](json::object arguments, CallContext& ctx) -> asio::awaitable<json::object> {
         // The dispatcher applies the policy, the lanes and the error conversion, exactly
         // as for a model's call; its tool-result body is what the MCP client reads.
-        Session session = ctx.session().rath_session();
+        // What the tool reports through its session (rath/tool/tool_event.hpp) reaches
+        // this request's client as notifications/progress and notifications/message.
+        ScopeCloser reports(reports_to_client(ctx, tool->name()));
+        Session session = rath::detail::SessionAccess::for_tool_call(ctx.session().rath_session(), reports.scope);
         auto pending = tool::async_dispatch_flow_tool(std::move(session), tool, std::move(arguments), runtime);
         tool::ToolDispatchResult r = co_await std::move(pending);
         co_return dispatch_result(r);
@@ -41,6 +57,20 @@ void Server::add_tool(tool::FlowToolPtr tool) {
 }
 
 namespace {
+
+std::shared_ptr<rath::detail::ToolCallScope> reports_to_client(const CallContext& ctx, const std::string& tool) {
+    auto forward = std::make_shared<const std::function<void(const llm::StreamDelta&)>>(
+        [ctx](const llm::StreamDelta& d) {
+            if (!d.tool_event) return;
+            const auto& e = *d.tool_event;
+            if (e.kind == tool::ToolEvent::Kind::progress)
+                ctx.progress(e.progress, e.total, e.message.empty() ? std::nullopt : std::optional<std::string>(e.message));
+            else
+                ctx.log(parse_log_level(e.level).value_or(McpLogLevel::info), json::string(e.message), e.logger);
+        });
+    return std::make_shared<rath::detail::ToolCallScope>(std::make_shared<rath::detail::ToolEventSink>(std::move(forward)), tool,
+                                                   std::string());
+}
 
 // JSON built outside coroutine bodies (GCC 12 and braced initializers in coroutines).
 json::object dispatch_result(const tool::ToolDispatchResult& r) {

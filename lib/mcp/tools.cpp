@@ -15,6 +15,7 @@
 #include <rath/session.hpp>
 #include <rath/session/trace_context.hpp>
 #include <rath/tool/serialize.hpp>
+#include <rath/tool/tool_event.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/json/array.hpp>
@@ -126,8 +127,10 @@ struct McpServer::Impl {
 
     std::chrono::milliseconds backoff() const {
         if (failures == 0) return std::chrono::milliseconds(0);
-        auto d = std::chrono::milliseconds(200) * (1 << std::min(failures - 1, 6));
-        return std::min(d, std::chrono::milliseconds(10'000));
+        // Doubling stops once past the cap (no overflow however many failures).
+        auto d = options.restart_backoff;
+        for (int i = 1; i < failures && d < options.restart_backoff_max; ++i) d *= 2;
+        return std::min(d, options.restart_backoff_max);
     }
 
     asio::awaitable<std::shared_ptr<Client>> fresh_client() {
@@ -347,8 +350,7 @@ public:
                                    "' cannot be called: its " + *info_.schema_error);
         // A progress callback makes each notification restart the call's timeout (up to
         // ten times call_timeout): a long call that reports progress is alive.
-        CallOptions call;
-        call.on_progress = [](const ProgressEvent&) {};
+        CallOptions call = session_events(session);
         // The run's trace context goes with the call (params._meta, and the HTTP header).
         call.traceparent = session_traceparent(session);
         auto op = server_->async_call_tool(info_.name, std::move(arguments), std::move(call));
@@ -357,6 +359,22 @@ public:
     }
 
 private:
+    // The call's progress and log messages become the run's tool events
+    // (rath/tool/tool_event.hpp); on_progress is set either way for the timeout above.
+    static CallOptions session_events(const Session& session) {
+        CallOptions call;
+        call.on_progress = [session](const ProgressEvent& p) {
+            (void)tool::report_progress(session, p.progress, p.total, p.message.value_or(std::string()));
+        };
+        if (tool::tool_events_wanted(session))
+            call.on_log = [session](const LogEvent& l) {
+                (void)tool::report_log(session, l.level,
+                                       l.data.is_string() ? std::string(l.data.get_string()) : json::serialize(l.data),
+                                       l.logger);
+            };
+        return call;
+    }
+
     std::shared_ptr<McpServer> server_;
     ToolInfo info_;
 };

@@ -119,8 +119,17 @@ struct SessionAccess {
     static Session dispatch_view(const Session& s) {
         Session v(s.st_);
         v.dispatch_view_ = true;
+        v.call_ = s.call_;
         return v;
     }
+    // The handle of one tool call of a run (rath/tool/tool_event.hpp): `s` whose reports
+    // go to `scope`.
+    static Session for_tool_call(const Session& s, std::shared_ptr<ToolCallScope> scope) {
+        Session v = s;
+        v.call_ = std::move(scope);
+        return v;
+    }
+    static ToolCallScope* tool_call_scope(const Session& s) noexcept { return s.call_.get(); }
 
     // ---- provenance kept beside the lineage ----
     static void set_legacy_lineage(const Session& s, std::optional<SessionLineage> l);

@@ -4,11 +4,13 @@
 
 #include <rath/flow/agent.hpp>
 #include <rath/mcp/server.hpp>
+#include <rath/tool/tool_event.hpp>
 #include <rath/tool/typed_tool.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -165,6 +167,35 @@ TEST_CASE("a typed rath tool keeps its derived schema and answers text, structur
 
     s->receive(request_text(4, "tools/call", {{"name", "nope"}}));
     CHECK(error_code_of(c.response(4)) == jsonrpc::error_code::invalid_params);
+}
+
+TEST_CASE("a rath tool's progress and log reports reach the client as notifications of its request") {
+    auto add = rath::tool::make_tool<AddArgs>(
+        "add_slowly", "Add one to x, reporting.",
+        [](rath::Session s, AddArgs a) {
+            rath::tool::report_progress(s, 1, 2, "half way");
+            rath::tool::report_log(s, "warning", "careful", "adder");
+            rath::tool::report_progress(s, 2, 2);
+            return json::value(json::object{{"sum", a.x + 1}});
+        },
+        {.parallel_safe = true, .blocking = false});
+    auto server = std::make_shared<Server>(ServerOptions{.sandbox_backend = std::nullopt});
+    server->add_tool(add);
+    Collector c;
+    auto s = server->open_session(c.sink());
+    rath::mcp::test::initialize(*s, c);
+    s->receive(request_text(1, "tools/call", {{"name", "add_slowly"}, {"arguments", {{"x", 1}}}, {"_meta", {{"progressToken", 5}}}}));
+    CHECK(c.response(1).at("result").at("structuredContent").at("sum") == 2);
+    std::vector<json::object> related;
+    for (auto& m : c.all())
+        if (m.related && *m.related == jsonrpc::Id{std::int64_t{1}}) related.push_back(m.message);
+    REQUIRE(related.size() == 4);
+    CHECK(related[0].at("method") == "notifications/progress");
+    CHECK(related[0].at("params") == json::parse(R"({"progressToken":5,"progress":1E0,"total":2E0,"message":"half way"})"));
+    CHECK(related[1].at("method") == "notifications/message");
+    CHECK(related[1].at("params") == json::parse(R"({"level":"warning","logger":"adder","data":"careful"})"));
+    CHECK(related[2].at("params") == json::parse(R"({"progressToken":5,"progress":2E0,"total":2E0})"));
+    CHECK(related[3].contains("result"));
 }
 
 TEST_CASE("a throwing tool is an isError result; progress and log notifications precede the response") {

@@ -23,6 +23,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -147,6 +148,76 @@ TEST_CASE("a server that crashed is started again on the next call") {
     CHECK(json::parse(again.content) == json::parse(R"({"text":"back"})"));
     CHECK(server->connections() == 2);
     rath::async::block_on(server->async_close());
+}
+
+namespace {
+
+// The steady-clock times (ns) at which mcp_test_server --starts-file started.
+std::vector<std::int64_t> start_times(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::vector<std::int64_t> out;
+    for (long long t; in >> t;) out.push_back(t);
+    return out;
+}
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Crashes the server `crashes` times in a row, then calls echo; returns for each restart
+// the time from the failed call's return to the next process's start.
+std::vector<std::chrono::milliseconds> restart_delays(McpServerOptions opts, int crashes) {
+    rath::test::TempDir dir;
+    const auto starts = dir.path() / "starts";
+    opts.stdio.command.push_back("--starts-file");
+    opts.stdio.command.push_back(starts.string());
+    auto server = McpServer::create(opts);
+    auto tools = rath::async::block_on(async_mcp_tools_from_server(server));
+    rath::Session s;
+    std::vector<std::int64_t> failed_at;
+    for (int i = 0; i < crashes; ++i) {
+        auto crashed = rath::tool::dispatch_flow_tool(s, find(tools, "crash"), json::object());
+        CHECK(crashed.failed);
+        failed_at.push_back(now_ns());
+    }
+    auto again = rath::tool::dispatch_flow_tool(s, find(tools, "echo"), J(R"({"text":"back"})"));
+    CHECK(json::parse(again.content) == json::parse(R"({"text":"back"})"));
+    CHECK(server->connections() == static_cast<std::size_t>(crashes) + 1);
+    rath::async::block_on(server->async_close());
+    const auto t = start_times(starts);
+    REQUIRE(t.size() == static_cast<std::size_t>(crashes) + 1);
+    std::vector<std::chrono::milliseconds> delays;
+    for (int i = 0; i < crashes; ++i)
+        delays.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(t[i + 1] - failed_at[i])));
+    return delays;
+}
+
+}  // namespace
+
+TEST_CASE("a server that keeps crashing is started again after 0.2 s, then 0.4 s") {
+    // The first restart after a short life waits 0.2 s and the next twice that; the
+    // upper bounds leave room for a loaded machine while ruling out the next steps.
+    auto d = restart_delays(test_server(), 2);
+    CAPTURE(d[0].count());
+    CAPTURE(d[1].count());
+    CHECK(d[0] >= 200ms);
+    CHECK(d[0] < 200ms + 800ms);
+    CHECK(d[1] >= 400ms);
+    CHECK(d[1] < 400ms + 800ms);
+}
+
+TEST_CASE("the restart backoff doubles up to restart_backoff_max and stays there") {
+    auto opts = test_server();
+    opts.restart_backoff = 150ms;
+    opts.restart_backoff_max = 300ms;
+    auto d = restart_delays(opts, 3);
+    CAPTURE(d[0].count());
+    CAPTURE(d[1].count());
+    CAPTURE(d[2].count());
+    CHECK(d[0] >= 150ms);
+    CHECK(d[1] >= 300ms);
+    CHECK(d[2] >= 300ms);
+    CHECK(d[2] < 600ms);  // doubled again it would be 600 ms
 }
 
 TEST_CASE("per_call starts a process for every call, as OpenRath does") {

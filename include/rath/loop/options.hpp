@@ -37,7 +37,9 @@ struct RunIdentity {
     std::optional<std::string> closed_at{};
 };
 
-// Sees every streamed delta of the loop's model calls, on a runtime thread.
+// Sees every streamed delta of the loop's model calls, on a runtime thread, and what
+// the run's tools report while they run (a delta with only tool_event set:
+// rath/tool/tool_event.hpp), on the reporting thread; one at a time per run.
 using StreamCallback = std::function<void(const llm::StreamDelta&)>;
 
 struct LoopOptions {
@@ -49,7 +51,7 @@ struct LoopOptions {
     std::shared_ptr<LoopExecutor> executor{};   // custom executor (no on_event with it)
     std::shared_ptr<llm::ChatClient> client{};  // chat client (default: chat_client_for(provider))
     int max_tool_rounds = 64;                   // bounds LLM calls
-    StreamCallback on_event{};                  // streaming deltas, on a runtime thread
+    StreamCallback on_event{};                  // streaming deltas and tool events (above)
     bool persist = false;                       // write through the JSONL writer
     // Record every model call of the run (llm/recording.hpp) in <transcript
     // stem>.llm.jsonl beside the persisted transcript, for `rath replay` and `rath

@@ -105,6 +105,11 @@ struct CallOptions {
     // Streamable HTTP transport also as the request's traceparent header. A value that
     // is not a valid traceparent is not sent; params that are an array get none.
     std::optional<std::string> traceparent{};
+    // Log messages (notifications/message) that arrive while this request is in flight.
+    // MCP ties a log message to no request, so one goes here only while this is the one
+    // request in flight that set on_log (calls of other sessions must not see each
+    // other's logs); with several, it reaches only ClientOptions::on_event and the log.
+    std::function<void(const LogEvent&)> on_log{};
 };
 
 class Client {

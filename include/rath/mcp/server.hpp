@@ -235,6 +235,9 @@ public:
     // tool keeps its derived schema); the call goes through tool::async_dispatch_flow_tool
     // with the MCP session's rath Session, and the tool-result body comes back as one
     // text part (plus structuredContent when it is a JSON object); a failure is isError.
+    // What the tool reports through its session while it runs (rath/tool/tool_event.hpp)
+    // goes to the client as notifications/progress (when the request has a progress
+    // token) and notifications/message (at or above the session's log level).
     void add_tool(tool::FlowToolPtr tool);
     // A whole agent or workflow as a tool taking {"message": string}: it runs on a new
     // user session, answers its final text plus the transcript as an embedded resource

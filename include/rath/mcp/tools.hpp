@@ -3,7 +3,8 @@
 // of a server becomes a FlowToolCall any Agent can use. One persistent connection per
 // server is shared by every session that calls its tools (OpenRath starts a process per
 // call; that stays available as `per_call`). A server that died is started again on
-// the next call, after a backoff when it keeps failing (0.2 s doubling up to 10 s).
+// the next call, after a backoff when it keeps failing (0.2 s doubling up to 10 s by
+// default: McpServerOptions::restart_backoff).
 //
 // Tool results become tool-result rows (§7.1, extended):
 // - isError: the failure row {"ok":false,"error_kind":"mcp_tool_error","message":<text>,
@@ -22,6 +23,12 @@
 // extra, rath/session/trace_context.hpp) sends it with the call (CallOptions::
 // traceparent: params._meta.traceparent, and the traceparent header over Streamable
 // HTTP). Every call through McpServer is counted in rath::mcp_call_stats().
+// Events: in an agent run with LoopOptions::on_event, a call's notifications/progress
+// and its server's notifications/message become the run's tool events
+// (rath/tool/tool_event.hpp), tagged with the tool and call id. MCP ties a log message
+// to no request: one counts as the call's only while the call is the one call of that
+// server in flight that listens (CallOptions::on_log); the others reach
+// ClientOptions::on_event and the rath.mcp log only, as every message does.
 //
 // Thread safety: McpServer and the tools may be used from any thread and any session at
 // once. Cancellation: a cancelled tool call sends notifications/cancelled for its
@@ -64,6 +71,12 @@ struct McpServerOptions {
     bool parallel = true;
     // Overrides the key of a parallel call (same key: in call order).
     std::function<tool::ResourceKey(const std::string& tool, const boost::json::object& arguments)> resource_key{};
+    // A server that died is started again on the next call. When it keeps failing (it
+    // lived less than 10 s, or did not start) that start first waits restart_backoff,
+    // doubled for each further failure up to restart_backoff_max; a call answered after
+    // 10 s of life resets it.
+    std::chrono::milliseconds restart_backoff{200};
+    std::chrono::milliseconds restart_backoff_max{10'000};
     bool per_call = false;                  // a new connection (process) for every list and call
     std::string tool_prefix{};              // prepended to every tool name ("" = the server's names)
     std::size_t max_output_chars = 40'000;  // below the loop's 48,000-character inline cap

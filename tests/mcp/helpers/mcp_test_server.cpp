@@ -148,6 +148,11 @@ void call_tool(Id id, json::object params) {
                 }
                 ~Active() { --active_slow; }
             } active;
+            // "announce": true reports progress 0 first, naming the request's id.
+            if (args.contains("announce") && !token.is_null())
+                send(Notification{"notifications/progress",
+                                  json::object{{"progressToken", token}, {"progress", 0},
+                                               {"message", "request " + std::to_string(std::get<std::int64_t>(id))}}});
             auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(integer("ms", 1000));
             while (std::chrono::steady_clock::now() < until) {
                 {
@@ -161,8 +166,13 @@ void call_tool(Id id, json::object params) {
     } else if (name == "progress") {
         const auto steps = integer("steps", 3);
         const auto delay = std::chrono::milliseconds(integer("delay_ms", 0));
+        // "log": true also sends a log message before each step.
+        const bool logs = args.contains("log") && args["log"].is_bool() && args["log"].as_bool();
         for (std::int64_t i = 1; i <= steps; ++i) {
             if (delay.count() > 0) std::this_thread::sleep_for(delay);
+            if (logs)
+                send(Notification{"notifications/message",
+                                  json::object{{"level", "info"}, {"logger", "steps"}, {"data", "before step " + std::to_string(i)}}});
             if (!token.is_null())
                 send(Notification{"notifications/progress",
                                   json::object{{"progressToken", token}, {"progress", i}, {"total", steps}, {"message", "step " + std::to_string(i)}}});
@@ -243,6 +253,17 @@ int main(int argc, char** argv) {
         if (k == "--refuse-version") refuse_version = argv[i + 1];
         if (k == "--answer-version") answer_version = argv[i + 1];
         if (k == "--inline") inline_calls = std::string(argv[i + 1]) == "1";
+        if (k == "--starts-file") {
+            // Appends this start's steady-clock time (ns; CLOCK_MONOTONIC, one clock for
+            // every process of the machine) for the restart backoff test.
+            std::FILE* f = std::fopen(argv[i + 1], "a");
+            if (!f) return 2;
+            std::fprintf(f, "%lld\n",
+                         static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                    std::chrono::steady_clock::now().time_since_epoch())
+                                                    .count()));
+            std::fclose(f);
+        }
     }
     std::vector<std::thread> workers;
     std::string line;
