@@ -1,5 +1,6 @@
 // rath sessions tail on a run that is still writing its file, and sessions prune by
 // count and age, on sessions persisted by real loop runs.
+#include "support/wait.hpp"
 #include "cli/cli_support.hpp"
 #include "support/temp_dir.hpp"
 
@@ -33,6 +34,8 @@ using rath::test::rath_cli;
 
 namespace {
 
+using rath::test::eventually;
+
 struct Nothing {};
 BOOST_DESCRIBE_STRUCT(Nothing, (), ())
 
@@ -48,16 +51,6 @@ bool read_until(int fd, std::string& out, std::string_view needle, std::chrono::
         if (n > 0) out.append(buf, static_cast<std::size_t>(n));
     }
     return contains(out, needle);
-}
-
-template <class F>
-bool eventually(F f, std::chrono::seconds limit = 30s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (f()) return true;
-        std::this_thread::sleep_for(20ms);
-    }
-    return f();
 }
 
 std::vector<Session> persist_runs(const fs::path& dir, int n) {

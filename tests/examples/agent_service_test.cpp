@@ -3,6 +3,7 @@
 // overload, 429 for a tenant's concurrency and token budget, the traceparent reaching
 // the LLM and an MCP server, MCP metrics, and a SIGTERM that drains (503 meanwhile),
 // cancels and exits 0.
+#include "support/wait.hpp"
 #include "fake_llm/http_client.hpp"
 #include "mcp/http_test_server.hpp"
 #include "support/temp_dir.hpp"
@@ -37,15 +38,7 @@ using rath::fake_llm::test::HttpClient;
 
 namespace {
 
-template <class F>
-bool eventually(F cond, std::chrono::milliseconds limit = 10s) {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < until) {
-        if (cond()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return cond();
-}
+using rath::test::eventually;
 
 std::string read_file(const std::filesystem::path& p) {
     std::ifstream in(p);

@@ -1,5 +1,6 @@
 // Cancellation of an agent run end to end: Session::cancel, the per-run deadline and a
 // run queued at its gate, against the real fake LLM server and real tool processes.
+#include "support/wait.hpp"
 #include "loop/loop_support.hpp"
 #include "support/temp_dir.hpp"
 
@@ -28,18 +29,9 @@ using rath::Session;
 
 namespace {
 
-Session agent_session() { return Session::from_agent_prompt("You are a test agent."); }
+using rath::test::eventually;
 
-// Polls `cond` every 10 ms for up to `limit`.
-template <class F>
-bool eventually(F cond, std::chrono::milliseconds limit = 5000ms) {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < until) {
-        if (cond()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return cond();
-}
+Session agent_session() { return Session::from_agent_prompt("You are a test agent."); }
 
 // The reason of the rath::Cancelled the first read throws (nullopt: it threw nothing
 // or something else).

@@ -1,6 +1,7 @@
 // StreamableHttpTransport driven by rath::mcp::Client against a real loopback server
 // (tests/mcp/http_test_server.hpp): headers, JSON and SSE answers, the GET stream,
 // resumption, session expiry, DELETE, error statuses.
+#include "support/wait.hpp"
 #include "http_test_server.hpp"
 
 #include <rath/async.hpp>
@@ -32,19 +33,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
+using rath::test::eventually;
+
 rath::async::Runtime& runtime() {
     static rath::async::Runtime rt({.threads = 2});
     return rt;
-}
-
-template <class Pred>
-bool eventually(Pred p, std::chrono::milliseconds limit = 5s) {
-    auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (p()) return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return p();
 }
 
 struct Session {

@@ -2,6 +2,7 @@
 // on_event as tool events, and a run cancelled (Session::cancel, its deadline) while an
 // MCP call is in flight tells the server with notifications/cancelled. Real server
 // process (mcp_test_server); the model is the in-process scripted client.
+#include "support/wait.hpp"
 #include <rath/async/block_on.hpp>
 #include <rath/loop/session_loop.hpp>
 #include <rath/mcp/tools.hpp>
@@ -24,6 +25,8 @@ using rath::testing::ScriptedReply;
 
 namespace {
 
+using rath::test::eventually;
+
 McpServerOptions test_options() {
     McpServerOptions o;
     o.name = "test";
@@ -33,16 +36,6 @@ McpServerOptions test_options() {
 }
 
 std::shared_ptr<McpServer> test_server() { return McpServer::create(test_options()); }
-
-template <class F>
-bool eventually(F cond, std::chrono::milliseconds limit = 5000ms) {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < until) {
-        if (cond()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return cond();
-}
 
 std::optional<rath::CancelReason> cancelled_reason(const Session& out) {
     try {

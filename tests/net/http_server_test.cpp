@@ -1,5 +1,6 @@
 // HttpServer against real clients on loopback: rath's HttpClient for whole and streamed
 // answers and keep-alive, raw sockets for pipelining, malformed requests, disconnects.
+#include "support/wait.hpp"
 #include <rath/async.hpp>
 #include <rath/net/http_client.hpp>
 #include <rath/net/http_server.hpp>
@@ -33,6 +34,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
+using rath::test::eventually;
+
 rath::async::Runtime& runtime() {
     static rath::async::Runtime rt({.threads = 2});
     return rt;
@@ -63,16 +66,6 @@ struct RawClient {
         return out;
     }
 };
-
-template <class Pred>
-bool eventually(Pred p, std::chrono::milliseconds limit = 5s) {
-    auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (p()) return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return p();
-}
 
 }  // namespace
 
