@@ -29,9 +29,9 @@ inline std::string read_proc_file(const std::filesystem::path& p) {
     return out;
 }
 
-// Live (non-zombie) processes whose command line contains `marker`.
-inline int live_processes_with(const std::string& marker) {
-    int n = 0;
+// Calls f(pid, its /proc directory) for every process whose command line contains `marker`.
+template <class F>
+void for_each_process_with(const std::string& marker, F f) {
     std::error_code ec;
     for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
         auto name = it->path().filename().string();
@@ -40,28 +40,29 @@ inline int live_processes_with(const std::string& marker) {
         for (auto& c : cmd)
             if (c == '\0') c = ' ';
         if (cmd.find(marker) == std::string::npos) continue;
-        std::string stat = read_proc_file(it->path() / "stat");
-        if (stat.empty()) continue;  // exited and reaped while we looked
-        auto rp = stat.rfind(')');
-        if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') continue;
-        ++n;
+        f(static_cast<pid_t>(std::stol(name)), it->path());
     }
+}
+
+// Live (non-zombie) processes whose command line contains `marker`.
+inline int live_processes_with(const std::string& marker) {
+    int n = 0;
+    for_each_process_with(marker, [&](pid_t, const std::filesystem::path& dir) {
+        std::string stat = read_proc_file(dir / "stat");
+        if (stat.empty()) return;  // exited and reaped while we looked
+        auto rp = stat.rfind(')');
+        if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') return;
+        ++n;
+    });
     return n;
 }
 
 // Sends `sig` to every process whose command line contains `marker`; returns how many.
 inline int kill_processes_with(const std::string& marker, int sig) {
     int n = 0;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-        auto name = it->path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string cmd = read_proc_file(it->path() / "cmdline");
-        for (auto& c : cmd)
-            if (c == '\0') c = ' ';
-        if (cmd.find(marker) == std::string::npos) continue;
-        if (::kill(static_cast<pid_t>(std::stol(name)), sig) == 0) ++n;
-    }
+    for_each_process_with(marker, [&](pid_t pid, const std::filesystem::path&) {
+        if (::kill(pid, sig) == 0) ++n;
+    });
     return n;
 }
 
