@@ -751,13 +751,12 @@ int run_worker(int argc, char** argv, const char* program, const rath::cluster::
         for (const auto& c : rath::flow::read_config_agents(*config)) {
             if (setup.agents.contains(c.name))
                 fail("agent '" + c.name + "' is defined both by the program and in " + config->path().string());
-            for (const auto& wanted : c.tools) {
-                bool linked = false;
-                for (const auto& t : setup.tools) linked = linked || t->name() == wanted;
-                if (!linked)
-                    fail(config->path().string() + ": agents." + c.name + ": tool '" + wanted +
-                         "' is not linked into this program (C++ tools reach a worker through rath/cluster/worker.hpp, "
-                         "tools in other languages through \"mcp\")");
+            try {
+                (void)rath::flow::linked_config_tools(c, *config, setup.tools);
+            } catch (const rath::config::ConfigLookupError& e) {
+                fail(e.what());
+            } catch (const rath::config::ConfigError& e) {
+                fail(e.what());
             }
         }
         auto store = rath::pg::make_postgres_session_store({.conninfo = *conninfo, .schema = schema});

@@ -96,17 +96,11 @@ ConfigAgent find_config_agent(const config::ConfigStore& store, std::string_view
                                     "; available: [" + names + "]");
 }
 
-AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store,
-                                  const tool::ToolSet& linked_tools) {
-    AgentOptions ao;
-    ao.loop.provider = llm::Provider::from_config(entry.provider, store);
-    if (entry.model) ao.loop.provider.model = entry.model;
-    ao.loop.max_tool_rounds = entry.max_tool_rounds;
-    ao.description = entry.description.value_or("");
-    std::vector<tool::FlowToolPtr> tools(ao.loop.tools.begin(), ao.loop.tools.end());
+std::vector<tool::FlowToolPtr> linked_config_tools(const ConfigAgent& entry, const config::ConfigStore& store,
+                                                   const tool::ToolSet& linked_tools) {
+    const std::string where = store.path().string() + ": agents." + entry.name;
+    std::vector<tool::FlowToolPtr> out;
     std::set<std::string, std::less<>> names;
-    for (const auto& t : tools) names.insert(t->name());
-    const std::string where = store->path().string() + ": agents." + entry.name;
     for (const auto& wanted : entry.tools) {
         tool::FlowToolPtr found;
         for (const auto& t : linked_tools)
@@ -120,7 +114,25 @@ AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_pt
         }
         if (!names.insert(wanted).second)
             throw config::ConfigError(where + ": tool '" + wanted + "' is named twice or has the name of another tool of the agent");
-        tools.push_back(std::move(found));
+        out.push_back(std::move(found));
+    }
+    return out;
+}
+
+AgentOptions config_agent_options(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store,
+                                  const tool::ToolSet& linked_tools) {
+    AgentOptions ao;
+    ao.loop.provider = llm::Provider::from_config(entry.provider, store);
+    if (entry.model) ao.loop.provider.model = entry.model;
+    ao.loop.max_tool_rounds = entry.max_tool_rounds;
+    ao.description = entry.description.value_or("");
+    std::vector<tool::FlowToolPtr> tools(ao.loop.tools.begin(), ao.loop.tools.end());
+    std::set<std::string, std::less<>> names;
+    for (const auto& t : tools) names.insert(t->name());
+    const std::string where = store->path().string() + ": agents." + entry.name;
+    for (auto& t : linked_config_tools(entry, *store, linked_tools)) {
+        names.insert(t->name());
+        tools.push_back(std::move(t));
     }
     for (const auto& server : entry.mcp)
         for (auto& t : mcp::mcp_tools_from_config(server, store)) {

@@ -73,6 +73,13 @@ struct ConfigAgent {
 [[nodiscard]] AgentOptions config_agent_options(const ConfigAgent& entry,
                                                 const std::shared_ptr<config::ConfigStore>& store,
                                                 const tool::ToolSet& linked_tools = {});
+// The entry's "tools" taken by name from `linked_tools`, in the order given; what
+// config_agent_options adds. ConfigLookupError for a name `linked_tools` lacks (listing
+// the names it has), ConfigError for a name given twice. Programs that link tools call
+// it at start to refuse a config they cannot serve before any run.
+[[nodiscard]] std::vector<tool::FlowToolPtr> linked_config_tools(const ConfigAgent& entry,
+                                                                 const config::ConfigStore& store,
+                                                                 const tool::ToolSet& linked_tools);
 // Agent(entry.system_prompt, config_agent_options(entry, store, linked_tools)).
 [[nodiscard]] Agent make_config_agent(const ConfigAgent& entry, const std::shared_ptr<config::ConfigStore>& store,
                                       const tool::ToolSet& linked_tools = {});
