@@ -1,5 +1,6 @@
 // Cancellation of an agent run end to end: Session::cancel, the per-run deadline and a
 // run queued at its gate, against the real fake LLM server and real tool processes.
+#include "support/cancelled.hpp"
 #include "support/wait.hpp"
 #include "loop/loop_support.hpp"
 #include "support/temp_dir.hpp"
@@ -29,21 +30,10 @@ using rath::Session;
 
 namespace {
 
+using rath::test::cancelled_reason;
 using rath::test::eventually;
 
 Session agent_session() { return Session::from_agent_prompt("You are a test agent."); }
-
-// The reason of the rath::Cancelled the first read throws (nullopt: it threw nothing
-// or something else).
-std::optional<rath::CancelReason> cancelled_reason(const Session& out) {
-    try {
-        (void)out.chunks();
-    } catch (const rath::Cancelled& c) {
-        return c.reason();
-    } catch (...) {
-    }
-    return std::nullopt;
-}
 
 // Answers when its gate opens, and counts its calls.
 class GateExecutor : public rath::LoopExecutor {

@@ -2,6 +2,7 @@
 // on_event as tool events, and a run cancelled (Session::cancel, its deadline) while an
 // MCP call is in flight tells the server with notifications/cancelled. Real server
 // process (mcp_test_server); the model is the in-process scripted client.
+#include "support/cancelled.hpp"
 #include "support/wait.hpp"
 #include <rath/async/block_on.hpp>
 #include <rath/loop/session_loop.hpp>
@@ -25,6 +26,7 @@ using rath::testing::ScriptedReply;
 
 namespace {
 
+using rath::test::cancelled_reason;
 using rath::test::eventually;
 
 McpServerOptions test_options() {
@@ -36,16 +38,6 @@ McpServerOptions test_options() {
 }
 
 std::shared_ptr<McpServer> test_server() { return McpServer::create(test_options()); }
-
-std::optional<rath::CancelReason> cancelled_reason(const Session& out) {
-    try {
-        (void)out.chunks();
-    } catch (const rath::Cancelled& c) {
-        return c.reason();
-    } catch (...) {
-    }
-    return std::nullopt;
-}
 
 // What on_event saw, one line per event, in order.
 struct Seen {
